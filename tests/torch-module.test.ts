@@ -85,7 +85,7 @@ describe("the generated PyTorch module", () => {
     fs.writeFileSync(prebuiltManifest, JSON.stringify(manifestOf(prebuiltFiles).manifest));
     // Python's byte code goes to the temporary folder, not beside the sources in the repository.
     const env = { ...process.env, PYTHONPYCACHEPREFIX: path.join(dir, "pycache") };
-    const compiled = spawnSync("python3", ["-m", "py_compile", ...files, path.join(caseDir, "expected.py"), path.join(repoRoot, "runtime", "torch", "tskernel_torch.py")], { encoding: "utf8", env });
+    const compiled = spawnSync("python3", ["-m", "py_compile", ...files, path.join(caseDir, "expected.py"), path.join(repoRoot, "runtime", "torch", "tskernel_torch.py"), path.join(repoRoot, "runtime", "torch", "test_operators_real_torch.py")], { encoding: "utf8", env });
     expect(compiled.status, compiled.stderr).toBe(0);
     const run = spawnSync("python3", ["-m", "unittest", "-v", "runtime/torch/test_tskernel_torch.py"], {
       cwd: repoRoot,
