@@ -125,8 +125,26 @@ type WrittenNames = { cu?: string; cuh?: string; wgsl?: string; wgslMap?: string
 export const torchRuntimeFile = "tskernel_torch.py";
 
 /**
+ * The kernels that tskernel_torch.py launches itself, from the build's manifest (its `matmul` for bf16 and
+ * f16, and `attention`): they take tensor maps or a grid that the GPU decides, which a launch declaration
+ * cannot express, so no generated module has them; a build with one of them gets the runtime even without a
+ * module (docs/torch.md §6).
+ */
+export const torchPrebuiltKernels: readonly string[] = [
+  "hgemmWgmmaWs",
+  "hgemmWgmmaWsF16",
+  "hgemmTiledBf16",
+  "hgemmTiledF16",
+  "flashAttention",
+  "flashAttentionBackwardPre",
+  "flashAttentionBackwardKV",
+  "flashAttentionBackwardQ",
+];
+
+/**
  * The PyTorch modules of a build: one per file with a kernel that declares its launch and was built for CUDA,
- * named after the file's stem made a Python identifier (unique within the build), and their runtime.
+ * named after the file's stem made a Python identifier (unique within the build), and their runtime (also
+ * written when the build has one of the kernels the runtime launches itself, torchPrebuiltKernels).
  */
 export function torchModules(manifest: Manifest, stems: ReadonlyMap<string, string>): { file: string; text: string }[] {
   const modules: { file: string; text: string }[] = [];
@@ -140,7 +158,8 @@ export function torchModules(manifest: Manifest, stems: ReadonlyMap<string, stri
     used.add(moduleName);
     modules.push({ file: `${moduleName}.py`, text: emitTorchModule({ displayPath: source, moduleName, kernels }) });
   }
-  if (modules.length > 0) modules.push({ file: torchRuntimeFile, text: fs.readFileSync(path.join(packageRoot(), "runtime", "torch", torchRuntimeFile), "utf8") });
+  const prebuilt = manifest.kernels.some((k) => k.outputs.cuda && torchPrebuiltKernels.includes(k.name));
+  if (modules.length > 0 || prebuilt) modules.push({ file: torchRuntimeFile, text: fs.readFileSync(path.join(packageRoot(), "runtime", "torch", torchRuntimeFile), "utf8") });
   return modules;
 }
 
@@ -231,6 +250,7 @@ export function writeBuild(result: CompileResult, outDir: string, io: Io, buildT
     const modules = torchModules(manifest, sources);
     for (const module of modules) if (!write(module.file, module.text)) return 1;
     if (modules.length === 0) io.stderr("torch: no kernel of the build declares its tensors and grid, so no Python module was written\n");
+    else if (modules.every((m) => m.file === torchRuntimeFile)) io.stderr(`torch: no kernel of the build declares its tensors and grid; ${torchRuntimeFile} was written for its matmul and attention, which launch the build's prebuilt kernels\n`);
   }
   const outputs = fileCount;
   if (!write("manifest.json", `${JSON.stringify(manifest, null, 2)}\n`)) return 1;

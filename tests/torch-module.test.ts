@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { torchModules } from "../cli/build.ts";
+import { torchModules, torchPrebuiltKernels } from "../cli/build.ts";
 import { runCli } from "../cli/main.ts";
 import { applyFormulaOp, buildManifest, cFormula, compileFiles, foldFormula, parseFormula, pythonFormula, type Manifest, type ManifestFormula } from "../compiler/index.ts";
 import { checkGolden, repoRoot } from "./golden-cases.ts";
@@ -59,6 +59,17 @@ describe("the generated PyTorch module", () => {
     expect(modules[1]!.text).toContain('@torch.library.custom_op("tskernel_kernels_2::scale", mutates_args=())');
   });
 
+  it("writes the runtime alone for a build of the kernels it launches itself (matmul's 16-bit rungs, attention), and nothing for others", () => {
+    const tiled = manifestOf([path.join(repoRoot, "examples", "hgemm-tiled.ts")]);
+    expect(torchModules(tiled.manifest, tiled.stems).map((m) => m.file)).toEqual(["tskernel_torch.py"]);
+    const plain = manifestOf([path.join(repoRoot, "examples", "elementwise.ts")]);
+    expect(torchModules(plain.manifest, plain.stems)).toEqual([]);
+    // The list names the kernels the runtime looks up in the manifest, and only those.
+    const runtime = fs.readFileSync(path.join(repoRoot, "runtime", "torch", "tskernel_torch.py"), "utf8");
+    const looked = new Set([...runtime.matchAll(/"((?:hgemm|flashAttention)[A-Za-z0-9]*)"/g)].map((m) => m[1]!));
+    expect([...looked].sort()).toEqual([...torchPrebuiltKernels].sort());
+  });
+
   it.skipIf(!python)("compiles with python3, and passes the Python tests against stand-ins for PyTorch and the driver", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-torch-"));
     const { manifest, stems } = manifestOf([appKernels]);
@@ -66,20 +77,27 @@ describe("the generated PyTorch module", () => {
       fs.writeFileSync(path.join(dir, m.file), m.text);
       return path.join(dir, m.file);
     });
+    // The manifest of the kernels the runtime launches itself (matmul's 16-bit rungs, attention), which its
+    // tests read instead of their own copy of the entries.
+    const prebuiltManifest = path.join(dir, "prebuilt", "manifest.json");
+    fs.mkdirSync(path.dirname(prebuiltManifest));
+    const prebuiltFiles = ["hgemm-wgmma-ws.ts", "hgemm-tiled.ts", "flash-attention.ts", "flash-attention-backward.ts"].map((f) => path.join(repoRoot, "examples", f));
+    fs.writeFileSync(prebuiltManifest, JSON.stringify(manifestOf(prebuiltFiles).manifest));
     // Python's byte code goes to the temporary folder, not beside the sources in the repository.
     const env = { ...process.env, PYTHONPYCACHEPREFIX: path.join(dir, "pycache") };
-    const compiled = spawnSync("python3", ["-m", "py_compile", ...files, path.join(caseDir, "expected.py"), path.join(repoRoot, "runtime", "torch", "tskernel_torch.py")], { encoding: "utf8", env });
+    const compiled = spawnSync("python3", ["-m", "py_compile", ...files, path.join(caseDir, "expected.py"), path.join(repoRoot, "runtime", "torch", "tskernel_torch.py"), path.join(repoRoot, "runtime", "torch", "test_operators_real_torch.py")], { encoding: "utf8", env });
     expect(compiled.status, compiled.stderr).toBe(0);
     const run = spawnSync("python3", ["-m", "unittest", "-v", "runtime/torch/test_tskernel_torch.py"], {
       cwd: repoRoot,
       encoding: "utf8",
-      env: { ...env, TSKERNEL_TORCH_MODULES: path.join(dir, "kernels.py") },
+      env: { ...env, TSKERNEL_TORCH_MODULES: path.join(dir, "kernels.py"), TSKERNEL_TORCH_PREBUILT: prebuiltManifest },
     });
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/\nOK\n/);
     // Nothing skipped: the examples' module was found and tested too.
     expect(run.stderr).not.toMatch(/skipped/);
     expect(run.stderr).toMatch(/test_layer_norm_gradients \(.*TorchAppModule/);
+    expect(run.stderr).toMatch(/test_attention_gradients_through_the_backward_kernels \(.*PrebuiltOps/);
   });
 });
 

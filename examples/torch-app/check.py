@@ -21,7 +21,17 @@ Sections (each one's result, or its error, goes into the JSON report; the exit s
   direct, beside PyTorch's own GELU;
 - kernel_time: each operator's GPU time (CUDA events around the call) against the same cubin function launched
   by the bench harness (bench/torch-reference.py's Driver) on the same tensors, interleaved;
-- cupy: the same cubin through CuPy's RawModule, as docs/torch.md shows it.
+- cupy: the same cubin through CuPy's RawModule, as docs/torch.md shows it;
+- matmul16: tskernel_torch.matmul in bf16 and f16 (4096³, 1000³, 8192×1024×2048, 1023×515×257) against a float64
+  product of the same inputs within runtime/matmul's bound for 16-bit results, the rung that ran, its GPU time
+  against torch.mm's, and its gradients against float64 autograd;
+- attention: tskernel_torch.attention (bf16) forward and gradients against float64 on sampled heads and rows
+  (small shapes and B4 H16 S4096 D128, causal and not) beside F.scaled_dot_product_attention's errors, GPU times
+  of both, and every gradient of a small shape against float64 autograd;
+- tensor_ops_compile: matmul and attention under torch.compile(fullgraph=True), forward and backward, against
+  eager; torch.library.opcheck of tskernel::matmul16, attention_forward and attention_backward.
+These three need the prebuilt kernels in the build (examples/hgemm-wgmma-ws.ts, hgemm-tiled.ts, flash-attention.ts,
+flash-attention-backward.ts: examples/torch-app/README.md) and an sm_90 GPU for attention.
 """
 
 import argparse
@@ -409,6 +419,255 @@ def section_cupy(torch, kernels, build, generator):
     return {"cupy": cupy.__version__, "n": n, "bitwiseEqualToOperator": same, "pass": same}
 
 
+# ---- matmul (bf16, f16) and attention: tskernel_torch's operators on the prebuilt kernels ----------------------
+
+
+def gpu_times(torch, calls, rounds, warmup=2):
+    """Median GPU milliseconds of each call (CUDA events around it), the calls interleaved round by round."""
+    for _ in range(warmup):
+        for fn in calls.values():
+            fn()
+    torch.cuda.synchronize()
+    events = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            events[name].append((start, end))
+    torch.cuda.synchronize()
+    return {name: statistics.median(s.elapsed_time(e) for s, e in pairs) for name, pairs in events.items()}
+
+
+def normwise(x, ref):
+    import torch
+
+    x = x.detach().double()
+    if not bool(torch.isfinite(x).all()):
+        return float("nan")
+    return float(torch.linalg.norm(x - ref) / torch.linalg.norm(ref))
+
+
+def matmul_bound16(dtype_name, k):
+    """runtime/matmul/matmul16.ts's matmulTolerance16: the output's rounding (2^-8 bf16, 2^-11 f16) plus the f32
+    accumulation's k·2^-23, normwise against a float64 product of the same 16-bit inputs."""
+    return (2.0**-8 if dtype_name == "bf16" else 2.0**-11) + max(k, 16) * 2.0**-23
+
+
+def section_matmul16(torch, tsk, generator, rounds=20):
+    """tskernel_torch.matmul in bf16 and f16 against a float64 product of the same inputs (outputs poisoned with
+    NaN first) within matmul_bound16, the rung that ran, its gradients against float64 autograd, and its GPU
+    time against torch.mm's on the same inputs (interleaved, CUDA events, the median)."""
+    cases = []
+    dtypes = {"bf16": torch.bfloat16, "f16": torch.float16}
+    kernels = tsk.prebuilt()
+    arch = tsk.driver().device(torch.cuda.current_device())[1]
+    for name, dtype in dtypes.items():
+        for m, n, k in [(4096, 4096, 4096), (1000, 1000, 1000), (8192, 1024, 2048), (1023, 515, 257)]:
+            a = ((torch.rand(m, k, device="cuda", generator=generator) * 2 - 1)).to(dtype)
+            b = ((torch.rand(k, n, device="cuda", generator=generator) * 2 - 1)).to(dtype)
+            poison = torch.full((m, n), float("nan"), dtype=dtype, device="cuda")
+            address = poison.data_ptr()
+            del poison
+            c = tsk.matmul(a, b)
+            torch.cuda.synchronize()
+            poisoned = c.data_ptr() == address
+            ref = a.double() @ b.double()
+            error = normwise(c, ref)
+            mm_error = normwise(torch.mm(a, b), ref)
+            bound = matmul_bound16(name, k)
+            rung = tsk.matmul16_rung(kernels, arch, m, n, k, True, dtype == torch.float16)[0]
+            times = gpu_times(torch, {"ours": lambda: tsk.matmul(a, b), "torch.mm": lambda: torch.mm(a, b)}, rounds if m * n * k <= 2**36 else max(5, rounds // 2))
+            tflops = {key: 2.0 * m * n * k / (ms * 1e9) for key, ms in times.items()}
+            case = {"dtype": name, "shape": (m, n, k), "rung": rung, "poisoned": poisoned, "normwiseRelativeError": error, "torchMmError": mm_error, "bound": bound,
+                    "ms": times, "tflops": tflops, "ratioToTorchMm": times["torch.mm"] / times["ours"], "pass": error <= bound}
+            cases.append(case)
+            log(f"  matmul {name} {m}x{n}x{k} [{rung}]: {'pass' if case['pass'] else 'FAIL'} normwise {error:.2e} (torch.mm {mm_error:.2e}, bound {bound:.2e}) poisoned {poisoned}; "
+                f"{times['ours']:.3f} ms {tflops['ours']:.1f} TFLOP/s, torch.mm {times['torch.mm']:.3f} ms {tflops['torch.mm']:.1f}: {100 * case['ratioToTorchMm']:.1f} % of torch.mm's speed")
+            del a, b, c, ref
+    # Host time per call on a small product on the wgmma rung (three tensor maps): the maps cached (a hit each
+    # call), and made per call (TENSOR_MAP_CACHE 0: encoded, copied from pinned memory), beside torch.mm's.
+    a = (torch.rand(128, 64, device="cuda", generator=generator) - 0.5).to(torch.bfloat16)
+    b = (torch.rand(64, 256, device="cuda", generator=generator) - 0.5).to(torch.bfloat16)
+    host = {"cached": per_call_us(torch, lambda: tsk.matmul(a, b), calls=2000, repeats=3)}
+    limit = tsk.tensor_maps.limit
+    tsk.tensor_maps.limit = 0
+    tsk.tensor_maps.clear()
+    try:
+        host["perCall"] = per_call_us(torch, lambda: tsk.matmul(a, b), calls=2000, repeats=3)
+    finally:
+        tsk.tensor_maps.limit = limit
+    host["torch.mm"] = per_call_us(torch, lambda: torch.mm(a, b), calls=2000, repeats=3)
+    log(f"  matmul bf16 128x256x64 host time per call: tensor maps cached {host['cached']:.1f} µs, made per call {host['perCall']:.1f} µs; torch.mm {host['torch.mm']:.1f} µs")
+    # Gradients: dA = dC·Bᵀ and dB = Aᵀ·dC through the same operator, against float64 autograd.
+    for name, dtype in dtypes.items():
+        m, n, k = 256, 512, 384
+        a = (torch.rand(m, k, device="cuda", generator=generator) * 2 - 1).to(dtype).requires_grad_()
+        b = (torch.rand(k, n, device="cuda", generator=generator) * 2 - 1).to(dtype).requires_grad_()
+        dc = (torch.rand(m, n, device="cuda", generator=generator) * 2 - 1).to(dtype)
+        ga, gb = torch.autograd.grad(tsk.matmul(a, b), (a, b), dc)
+        a64, b64 = a.detach().double().requires_grad_(), b.detach().double().requires_grad_()
+        ra, rb = torch.autograd.grad(a64 @ b64, (a64, b64), dc.double())
+        for label, ours, ref in (("gradA", ga, ra), ("gradB", gb, rb)):
+            error = normwise(ours, ref)
+            bound = matmul_bound16(name, max(m, n))  # the inner dimension: n for dA, m for dB
+            cases.append({"dtype": name, "gradient": label, "shape": (m, n, k), "normwiseRelativeError": error, "bound": bound, "pass": error <= bound})
+            log(f"  matmul {name} {label} ({m}x{n}x{k}): {'pass' if error <= bound else 'FAIL'} normwise {error:.2e} (bound {bound:.2e})")
+    return {"cases": cases, "hostUsPerCall": host, "pass": all(c["pass"] for c in cases)}
+
+
+def attention_reference(torch, q, k, v, do, causal, scale, rows):
+    """float64 attention of q's `rows` against all of k and v for one (batch, head) (S×D each): the output and,
+    through autograd, dQ of those rows and dK, dV from those rows' share of dO (bench/torch-attention.py's)."""
+    q64 = q[rows].double().requires_grad_(True)
+    k64, v64 = k.double().requires_grad_(True), v.double().requires_grad_(True)
+    scores = (q64 @ k64.t()) * scale
+    if causal:
+        keys = torch.arange(k.shape[0], device=q.device)
+        scores = scores.masked_fill(keys[None, :] > rows[:, None], float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ v64
+    out.backward(do[rows].double())
+    return out.detach(), q64.grad, k64.grad, v64.grad
+
+
+ATTENTION_BOUND = 1e-2  # normwise, bf16: 4 times PyTorch's backends' 2.4·10⁻³ on the H100 (bench/results/2026-11-26-torch-attention-h100.json)
+
+
+def section_attention(torch, F, tsk, generator, rounds=15):
+    """tskernel_torch.attention (bf16), forward and gradients, against float64 on sampled (batch, head) pairs and
+    query rows (outputs poisoned with NaN first), beside F.scaled_dot_product_attention's errors on the same
+    inputs; bound max(ATTENTION_BOUND, 2 × SDPA's). Then the GPU time of the forward, and of the backward
+    (autograd.grad after an untimed forward), against F.scaled_dot_product_attention's, interleaved."""
+    cases = []
+    for b, h, s, d, causal in [(1, 2, 256, 64, False), (1, 2, 256, 64, True), (2, 4, 512, 128, True), (4, 16, 4096, 128, False), (4, 16, 4096, 128, True)]:
+        scale = d**-0.5
+        make = lambda: (torch.rand(b, h, s, d, device="cuda", generator=generator) * 2 - 1).to(torch.bfloat16)  # noqa: E731
+        q, k, v, do = make(), make(), make(), make()
+        pairs = [(0, 0), (b - 1, h - 1)]
+        if s <= 512:
+            rows = torch.arange(s, device="cuda")
+        else:
+            rows = torch.unique(torch.cat([torch.arange(0, 8, device="cuda"), torch.randint(0, s, (496,), device="cuda", generator=generator), torch.arange(s - 8, s, device="cuda")]))
+        refs = {p: attention_reference(torch, q[p], k[p], v[p], do[p], causal, scale, rows) for p in pairs}
+        do_sampled = torch.zeros_like(do)
+        for p in pairs:
+            do_sampled[p][rows] = do[p][rows]
+        errors = {}
+        for who in ("ours", "sdpa"):
+            qg, kg, vg = (x.detach().clone().requires_grad_(True) for x in (q, k, v))
+            if who == "ours":
+                poison = torch.full_like(q, float("nan"))
+                address = poison.data_ptr()
+                del poison
+                out = tsk.attention(qg, kg, vg, causal=causal, scale=scale)
+                poisoned = out.data_ptr() == address
+            else:
+                out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal, scale=scale)
+            dq, dk, dv = torch.autograd.grad(out, (qg, kg, vg), do_sampled)
+            torch.cuda.synchronize()
+            errors[who] = {
+                "out": max(normwise(out[p][rows], refs[p][0]) for p in pairs),
+                "dq": max(normwise(dq[p][rows], refs[p][1]) for p in pairs),
+                "dk": max(normwise(dk[p], refs[p][2]) for p in pairs),
+                "dv": max(normwise(dv[p], refs[p][3]) for p in pairs),
+            }
+        bound = {key: max(ATTENTION_BOUND, 2 * errors["sdpa"][key]) for key in errors["ours"]}
+        ok = all(errors["ours"][key] <= bound[key] for key in bound)
+
+        def ours_backward():
+            qg, kg, vg = (x.detach().requires_grad_(True) for x in (q, k, v))
+            out = tsk.attention(qg, kg, vg, causal=causal, scale=scale)
+            return lambda: torch.autograd.grad(out, (qg, kg, vg), do)
+
+        def sdpa_backward():
+            qg, kg, vg = (x.detach().requires_grad_(True) for x in (q, k, v))
+            out = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal, scale=scale)
+            return lambda: torch.autograd.grad(out, (qg, kg, vg), do)
+
+        forward = gpu_times(torch, {"ours": lambda: tsk.attention(q, k, v, causal=causal, scale=scale), "sdpa": lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)}, rounds)
+        backward_calls = {"ours": ours_backward, "sdpa": sdpa_backward}
+        backward = {name: [] for name in backward_calls}
+        for _ in range(rounds):
+            for name, prepare in backward_calls.items():
+                run = prepare()
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                run()
+                end.record()
+                end.synchronize()
+                backward[name].append(start.elapsed_time(end))
+        backward = {name: statistics.median(times) for name, times in backward.items()}
+        flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+        label = f"B{b}H{h}S{s}D{d}{'c' if causal else ''}"
+        case = {"shape": label, "poisoned": poisoned, "sampledPairs": pairs, "sampledRows": int(rows.numel()), "errors": errors, "bound": bound,
+                "forwardMs": forward, "backwardMs": backward,
+                "forwardTflops": {key: flops / (ms * 1e9) for key, ms in forward.items()}, "backwardTflops": {key: 2.5 * flops / (ms * 1e9) for key, ms in backward.items()},
+                "pass": ok}
+        cases.append(case)
+        e, r = errors["ours"], errors["sdpa"]
+        log(f"  attention {label}: {'pass' if ok else 'FAIL'} errors out {e['out']:.2e} dq {e['dq']:.2e} dk {e['dk']:.2e} dv {e['dv']:.2e} "
+            f"(SDPA {r['out']:.2e} {r['dq']:.2e} {r['dk']:.2e} {r['dv']:.2e}) poisoned {poisoned}; forward {forward['ours']:.3f} ms ({case['forwardTflops']['ours']:.0f} TFLOP/s), "
+            f"SDPA {forward['sdpa']:.3f} ({case['forwardTflops']['sdpa']:.0f}); backward {backward['ours']:.3f} ms, SDPA {backward['sdpa']:.3f}")
+        del q, k, v, do, do_sampled, refs
+        torch.cuda.empty_cache()
+    # Gradients on a small shape, every row: ours against float64 autograd of the same bf16 inputs, beside SDPA's.
+    for causal in (False, True):
+        b, h, s, d = 1, 2, 128, 64
+        q, k, v, do = ((torch.rand(b, h, s, d, device="cuda", generator=generator) * 2 - 1).to(torch.bfloat16) for _ in range(4))
+        x64 = [t.double().requires_grad_() for t in (q, k, v)]
+        ref = torch.autograd.grad(F.scaled_dot_product_attention(*x64, is_causal=causal), x64, do.double())
+        found = {}
+        for who, fn in (("ours", lambda *x: tsk.attention(*x, causal=causal)), ("sdpa", lambda *x: F.scaled_dot_product_attention(*x, is_causal=causal))):
+            xs = [t.clone().requires_grad_() for t in (q, k, v)]
+            found[who] = [normwise(g, r) for g, r in zip(torch.autograd.grad(fn(*xs), xs, do), ref)]
+        bound = [max(ATTENTION_BOUND, 2 * e) for e in found["sdpa"]]
+        ok = all(e <= limit for e, limit in zip(found["ours"], bound))
+        cases.append({"shape": f"B{b}H{h}S{s}D{d}{'c' if causal else ''}", "gradcheck": "dq, dk, dv against float64 autograd, every row", "errors": found, "bound": bound, "pass": ok})
+        log(f"  attention gradients B1H2S128D64{'c' if causal else ''}: {'pass' if ok else 'FAIL'} dq dk dv {', '.join(f'{x:.2e}' for x in found['ours'])} (SDPA {', '.join(f'{x:.2e}' for x in found['sdpa'])})")
+    return {"cases": cases, "pass": all(c["pass"] for c in cases)}
+
+
+def section_tensor_ops_compile(torch, tsk, generator):
+    """matmul (bf16) and attention under torch.compile(fullgraph=True), forward and backward, against eager;
+    and torch.library.opcheck of the three operators."""
+    result = {}
+    a = (torch.rand(256, 128, device="cuda", generator=generator) - 0.5).to(torch.bfloat16)
+    bm = (torch.rand(128, 512, device="cuda", generator=generator) - 0.5).to(torch.bfloat16)
+    q, k, v = ((torch.rand(1, 2, 256, 64, device="cuda", generator=generator) - 0.5).to(torch.bfloat16) for _ in range(3))
+
+    def f(a, b, q, k, v):
+        return tsk.matmul(a, b).float().square().sum() + tsk.attention(q, k, v, causal=True).float().square().sum()
+
+    def run(fn):
+        xs = [t.clone().requires_grad_() for t in (a, bm, q, k, v)]
+        y = fn(*xs)
+        grads = torch.autograd.grad(y, xs)
+        return y.detach(), grads
+
+    torch._dynamo.reset()
+    y_eager, g_eager = run(f)
+    y_compiled, g_compiled = run(torch.compile(f, fullgraph=True))
+    value = abs(float(y_compiled) - float(y_eager)) / abs(float(y_eager))
+    grads = [normwise(gc, ge.double()) for gc, ge in zip(g_compiled, g_eager)]
+    result["compile"] = {"valueRelativeDifference": value, "gradientDifferences": grads, "pass": value < 1e-3 and all(e < 1e-2 for e in grads)}
+    log(f"  compile: fullgraph traced; value {value:.2e}, gradients {', '.join(f'{e:.1e}' for e in grads)}")
+    ops = tsk.builtin_ops(torch)
+    out, lse = ops.attention_forward(q, k, v, False, 0.125)
+    checks = []
+    for name, op, args in [
+        ("tskernel::matmul16", ops.matmul16, (a.clone().requires_grad_(), bm.clone().requires_grad_())),
+        ("tskernel::attention_forward", ops.attention_forward, (q.clone().requires_grad_(), k.clone().requires_grad_(), v.clone().requires_grad_(), False, 0.125)),
+        ("tskernel::attention_backward", ops.attention_backward, (q, k, v, out, lse, torch.rand_like(q), False, 0.125)),
+    ]:
+        found = torch.library.opcheck(op, args)
+        checks.append({"op": name, "result": {key: str(x) for key, x in found.items()}, "pass": all(x == "SUCCESS" for x in found.values())})
+        log(f"  opcheck {name}: {found}")
+    result["opcheck"] = checks
+    result["pass"] = result["compile"]["pass"] and all(c["pass"] for c in checks)
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(HERE, "build"))
@@ -473,6 +732,9 @@ def main(argv=None):
     run("overhead", lambda: section_overhead(torch, F, kernels))
     run("kernel_time", lambda: section_kernel_time(torch, kernels, sgemm_multistage, build, generator))
     run("cupy", lambda: section_cupy(torch, kernels, build, generator))
+    run("matmul16", lambda: section_matmul16(torch, tskernel_torch, generator))
+    run("attention", lambda: section_attention(torch, F, tskernel_torch, generator))
+    run("tensor_ops_compile", lambda: section_tensor_ops_compile(torch, tskernel_torch, generator))
     report["pass"] = not report["errors"] and all(s.get("pass", False) for s in report["sections"].values())
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)

@@ -19,7 +19,9 @@ The generated module of codegen-tests/torch-ops (its expected.py) is always test
 import ctypes
 import importlib.util
 import itertools
+import json
 import os
+import struct
 import sys
 import types
 import unittest
@@ -89,6 +91,15 @@ class FakeTensor:
     def data_ptr(self):
         return self.address
 
+    def dim(self):
+        return len(self.shape)
+
+    def t(self):
+        """A transposed view: the same address, not contiguous."""
+        view = FakeTensor(self.shape[::-1], self.dtype, self.device, contiguous=False)
+        view.address = self.address
+        return view
+
 
 class CustomOp:
     def __init__(self, name, fn, mutates_args):
@@ -116,9 +127,10 @@ def fake_torch():
     torch.Tensor = FakeTensor
     torch.registered = {}
 
-    def custom_op(name, mutates_args):
+    def custom_op(name, mutates_args, schema=None):
         def wrap(fn):
             op = CustomOp(name, fn, mutates_args)
+            op.schema = schema
             torch.registered[name] = op
             return op
 
@@ -373,7 +385,7 @@ class TorchOpsModule(Generated):
     path = os.path.join(ROOT, "codegen-tests", "torch-ops", "expected.py")
 
     def test_registers_each_operator_with_its_mutated_arguments(self):
-        registered = {name: op.mutates_args for name, op in self.torch.registered.items()}
+        registered = {name: op.mutates_args for name, op in self.torch.registered.items() if not name.startswith("tskernel::")}
         self.assertEqual(
             registered,
             {f"tskernel_torch_ops::{n}": m for n, m in [("scale", ()), ("scale_backward", ()), ("axpy", ("y",)), ("histogram", ()), ("row_sums", ()), ("tile", ())]},
@@ -584,6 +596,331 @@ class TorchAppModule(Generated):
         (grad_x,) = op.backward(ctx, self.tensor((1000,)))
         launch = self.driver.launches[-1]
         self.assertEqual((launch["function"], launch["grid"], grad_x.shape), ("geluBackward", (4, 1, 1), (1000,)))
+
+
+# ---- the prebuilt kernels: tensor maps, matmul in bf16 and f16, attention ----------------------------------
+
+
+def _fixture_manifest():
+    """The manifest entries of the prebuilt kernels as a `--target torch --cubin --arch sm_90` build writes them
+    (their parameters as the kernel files declare them), for when TSKERNEL_TORCH_PREBUILT names no real build."""
+    b = lambda name, t: {"name": name, "kind": "buffer", "elementType": t, "access": "read"}  # noqa: E731
+    s = lambda name, t: {"name": name, "kind": "scalar", "type": t}  # noqa: E731
+    c = lambda name: {"name": name, "kind": "const", "type": "i32"}  # noqa: E731
+    maps = lambda *names: [b(n, "u32") for n in names]  # noqa: E731
+    gemm = lambda t: [s("M", "i32"), s("N", "i32"), s("K", "i32"), s("alpha", "f32"), b("A", t), b("B", t), s("beta", "f32"), b("C", t)]  # noqa: E731
+    kernels = []
+
+    def entry(name, file, constants, block, shared, params):
+        function = name + "".join(f"_{k}_{v}" for k, v in constants.items())
+        stem = file[:-3]
+        kernels.append({"name": name, "specialization": constants, "block": block, "params": params,
+                        "outputs": {"cuda": {"file": f"{stem}.cu", "function": function, "dynamicSharedBytes": shared, "cubin": {"file": f"{stem}.sm_90.cubin", "arch": "sm_90"}}}})
+
+    for name, t in (("hgemmWgmmaWs", "bf16"), ("hgemmWgmmaWsF16", "f16")):
+        entry(name, "hgemm-wgmma-ws.ts", {"STAGES": 3, "GROUP": 8}, [384, 1, 1], 214096, gemm(t) + maps("mapA", "mapB", "mapC") + [c("STAGES"), c("GROUP")])
+    for name, t in (("hgemmTiledBf16", "bf16"), ("hgemmTiledF16", "f16")):
+        entry(name, "hgemm-tiled.ts", {"TILE": 16}, [16, 16, 1], 0, gemm(t) + [c("TILE")])
+    tail = [s("seq", "i32"), s("scale", "f32"), s("causal", "i32"), c("D"), c("STAGES")]
+    qkv = [b("Q", "bf16"), b("K", "bf16"), b("V", "bf16")]
+    for d, shared in ((128, 197688), (64, 115768)):
+        entry("flashAttention", "flash-attention.ts", {"D": d, "STAGES": 2}, [384, 1, 1], shared, qkv + [b("O", "bf16"), b("L", "f32")] + maps("mapQ", "mapK", "mapV", "mapO") + tail)
+    for d in (128, 64):
+        entry("flashAttentionBackwardPre", "flash-attention-backward.ts", {"D": d}, [128, 1, 1], 0, [b("O", "bf16"), b("dO", "bf16"), b("Dsum", "f32"), s("rows", "i32"), c("D")])
+        entry("flashAttentionBackwardKV", "flash-attention-backward.ts", {"D": d, "STAGES": 2}, [384, 1, 1], 100000 + d,
+              qkv + [b("dO", "bf16"), b("L", "f32"), b("Dsum", "f32"), b("dK", "bf16"), b("dV", "bf16")] + maps("mapQ", "mapK", "mapV", "mapDO", "mapDK", "mapDV") + tail)
+        entry("flashAttentionBackwardQ", "flash-attention-backward.ts", {"D": d, "STAGES": 2}, [384, 1, 1], 90000 + d,
+              qkv + [b("dO", "bf16"), b("L", "f32"), b("Dsum", "f32"), b("dQ", "bf16")] + maps("mapQ", "mapK", "mapV", "mapDO", "mapDQ") + tail)
+    return {"version": 1, "kernels": kernels}
+
+
+class PrebuiltDriver(FakeDriver):
+    """The stand-in driver, with a GPU of an architecture, multiprocessors and tensor maps whose 128 bytes spell
+    what they were made of."""
+
+    def __init__(self, arch="sm_90"):
+        super().__init__()
+        self.arch = arch
+        self.encoded = 0
+
+    def device(self, index):
+        return self.CONTEXT, self.arch, {}
+
+    def multiprocessors(self, index):
+        return 132
+
+    def encode_tensor_map(self, address, rows, cols, box_rows, box_cols, type_name):
+        self.encoded += 1
+        return struct.pack("<QQQQQ8s", address, rows, cols, box_rows, box_cols, type_name.encode()).ljust(128, b"\0")
+
+
+def decode_map(image):
+    address, rows, cols, box_rows, box_cols, name = struct.unpack("<QQQQQ8s", image[:48])
+    return address, rows, cols, box_rows, box_cols, name.rstrip(b"\0").decode()
+
+
+class PrebuiltOps(unittest.TestCase):
+    """tskernel_torch's matmul (bf16, f16) and attention, launched from a build's manifest."""
+
+    def setUp(self):
+        import tempfile
+
+        self.torch = fake_torch()
+        self.uploads = []
+        torch = self.torch
+
+        def frombuffer(data, dtype):
+            t = FakeTensor((len(data),), dtype, device="cpu")
+            t.content = bytes(data)
+            t.pin_memory = lambda: (setattr(t, "pinned", True), t)[1]
+            t.to = lambda device, non_blocking=False: self._upload(t, device, non_blocking)
+            return t
+
+        torch.frombuffer = frombuffer
+        torch.cuda = types.SimpleNamespace(is_available=lambda: True)
+        self.driver = PrebuiltDriver()
+        self.saved_driver, rt._driver = rt._driver, self.driver
+        self.saved_torch = sys.modules.get("torch")
+        sys.modules["torch"] = torch
+        self.saved_env = os.environ.get("TSKERNEL_TORCH_KERNELS")
+        real = os.environ.get("TSKERNEL_TORCH_PREBUILT")
+        if real:
+            self.directory = os.path.dirname(os.path.abspath(real))
+        else:
+            self.temporary = tempfile.TemporaryDirectory()
+            self.directory = self.temporary.name
+            with open(os.path.join(self.directory, "manifest.json"), "w") as f:
+                json.dump(_fixture_manifest(), f)
+        os.environ["TSKERNEL_TORCH_KERNELS"] = self.directory
+        rt._prebuilt = None
+        rt._builtin = None
+        rt._multiprocessors.clear()
+        rt.tensor_maps.clear()
+        rt.require_custom_ops(torch)
+
+    def tearDown(self):
+        rt._driver = self.saved_driver
+        rt._prebuilt = None
+        rt._builtin = None
+        rt._multiprocessors.clear()
+        rt.tensor_maps.clear()
+        if self.saved_env is None:
+            os.environ.pop("TSKERNEL_TORCH_KERNELS", None)
+        else:
+            os.environ["TSKERNEL_TORCH_KERNELS"] = self.saved_env
+        if self.saved_torch is None:
+            sys.modules.pop("torch", None)
+        else:
+            sys.modules["torch"] = self.saved_torch
+        if hasattr(self, "temporary"):
+            self.temporary.cleanup()
+
+    def _upload(self, host, device, non_blocking):
+        t = FakeTensor(host.shape, host.dtype, device)
+        t.content = host.content
+        self.uploads.append({"pinned": getattr(host, "pinned", False), "non_blocking": non_blocking, "device": str(device), "tensor": t})
+        return t
+
+    def tensor(self, shape, type="bfloat16", **kw):
+        return FakeTensor(shape, getattr(self.torch, type), **kw)
+
+    def arguments(self, launch):
+        """A prebuilt launch's argument values, read back with its kernel's parameter types."""
+        kernel = next(k for ks in rt.prebuilt().kernels.values() for k in ks if k.function == launch["function"])
+        types_ = [ctypes.c_void_p if t is None else t.ctype for t in kernel.types]
+        return [t.from_buffer_copy(launch["array"][i][: ctypes.sizeof(t)]).value for i, t in enumerate(types_)]
+
+    def maps_at(self, addresses):
+        """The specs of the tensor maps at these device addresses (in the uploaded buffers)."""
+        found = []
+        for address in addresses:
+            for upload in self.uploads:
+                base = upload["tensor"].address
+                if base <= address < base + len(upload["tensor"].content):
+                    offset = address - base
+                    self.assertEqual(offset % 128, 0)
+                    found.append(decode_map(upload["tensor"].content[offset : offset + 128]))
+                    break
+            else:
+                self.fail(f"no tensor map uploaded at {address:#x}")
+        return found
+
+    def test_tensor_map_rules(self):
+        self.assertIsNone(rt.tensor_map_problem(0x1000, 4096, 128, 128, 64, "bf16"))
+        for args, message in [
+            ((0x1000, 64, 64, 64, 64, "i32"), "f32, f16 or bf16"),
+            ((0x1000, 64, 64, 64, 128, "bf16"), "one 128-byte swizzle row"),
+            ((0x1000, 64, 64, 64, 64, "f32"), "one 128-byte swizzle row"),
+            ((0x1000, 64, 64, 512, 32, "f32"), "at most 256 rows"),
+            ((0x1000, 64, 12, 64, 8, "bf16"), "not a multiple of 16 bytes"),
+            ((0x1008, 64, 64, 64, 64, "bf16"), "not 16-byte aligned"),
+            ((0x1000, 0, 64, 64, 64, "bf16"), "positive integers"),
+        ]:
+            self.assertIn(message, rt.tensor_map_problem(*args), args)
+
+    def test_tensor_maps_are_cached_by_what_their_bytes_depend_on(self):
+        maps = rt.TensorMaps(limit=2)
+        device = Device("cuda:0")
+        a = (0x10000, 256, 64, 128, 64, "bf16")
+        b = (0x20000, 256, 64, 64, 64, "bf16")
+        buffer, (pa, pb) = maps.addresses(self.torch, device, 7, (a, b))
+        self.assertEqual((pb - pa, self.maps_at((pa, pb))), (128, [a, b]))
+        self.assertEqual(self.uploads[-1]["pinned"] and self.uploads[-1]["non_blocking"], True)
+        self.assertIs(maps.addresses(self.torch, device, 7, (a, b))[0], buffer)  # a hit: nothing encoded again
+        self.assertEqual((maps.made, self.driver.encoded), (1, 2))
+        self.assertIsNot(maps.addresses(self.torch, device, 8, (a, b))[0], buffer)  # another stream
+        maps.addresses(self.torch, device, 7, (b,))  # a third entry evicts the oldest (stream 7's (a, b))
+        self.assertIsNot(maps.addresses(self.torch, device, 7, (a, b))[0], buffer)
+        self.assertEqual(maps.made, 4)
+        per_call = rt.TensorMaps(limit=0)
+        per_call.addresses(self.torch, device, 7, (a,))
+        per_call.addresses(self.torch, device, 7, (a,))
+        self.assertEqual((per_call.made, len(per_call.cached)), (2, 0))
+        with self.assertRaisesRegex(rt.TskernelError, "not 16-byte aligned"):
+            maps.addresses(self.torch, device, 7, ((0x10008, 256, 64, 128, 64, "bf16"),))
+
+    def test_matmul_bf16_on_the_wgmma_rung_where_its_tiles_divide_the_shape(self):
+        a, b = self.tensor((4096, 1024)), self.tensor((1024, 512))
+        c = rt.matmul(a, b)
+        self.assertEqual((c.shape, str(c.dtype)), ((4096, 512), "torch.bfloat16"))
+        launch = self.driver.launches[-1]
+        self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"], launch["stream"]), (rt.prebuilt().find("hgemmWgmmaWs").function, (64, 1, 1), (384, 1, 1), 214096, 0x5000))
+        args = self.arguments(launch)
+        self.assertEqual(args[:8], [4096, 512, 1024, 1.0, a.address, b.address, 0.0, c.address])
+        self.assertEqual(self.maps_at(args[8:]), [(a.address, 4096, 1024, 128, 64, "bf16"), (b.address, 1024, 512, 64, 64, "bf16"), (c.address, 4096, 512, 64, 64, "bf16")])
+        # The grid: min(tiles, multiprocessors).
+        rt.matmul(self.tensor((4096, 64)), self.tensor((64, 4096)))
+        self.assertEqual(self.driver.launches[-1]["grid"], (132, 1, 1))
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 4096, 4096, 4096, True, False)[0], "hgemm-wgmma-ws")
+
+    def test_matmul_elsewhere_on_the_tiled_rung(self):
+        for (m, n, k), arch, dtype, name in [
+            ((1000, 1000, 1000), "sm_90", "float16", "hgemmTiledF16"),
+            ((4096, 4096, 4096), "sm_80", "bfloat16", "hgemmTiledBf16"),
+            ((4096, 4096, 4000), "sm_90", "bfloat16", "hgemmTiledBf16"),
+            ((128, 256, 64), "sm_89", "float16", "hgemmTiledF16"),
+        ]:
+            self.driver.arch = arch
+            a, b = self.tensor((m, k), dtype), self.tensor((k, n), dtype)
+            c = rt.matmul(a, b)
+            launch = self.driver.launches[-1]
+            self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"]), (rt.prebuilt().find(name).function, (-(-n // 16), -(-m // 16), 1), (16, 16, 1), 0))
+            self.assertEqual(self.arguments(launch), [m, n, k, 1.0, a.address, b.address, 0.0, c.address])
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 4096, 4096, 4096, False, True)[0], "hgemm-tiled-f16")  # unaligned
+
+    def test_matmul_checks_and_its_operator(self):
+        ops = rt.builtin_ops(self.torch)
+        self.assertEqual(self.torch.registered["tskernel::matmul16"].schema, "(Tensor a, Tensor b) -> Tensor")
+        for args, message in [
+            ((self.tensor((4, 8)), self.tensor((8, 4), "float16")), r"parameter 'b' is float16, but 'a' is bfloat16"),
+            ((self.tensor((4, 8)), self.tensor((7, 4))), r"a is 4×8 and b 7×4"),
+            ((self.tensor((4, 8)), self.tensor((8, 4), contiguous=False)), r"parameter 'b' must be contiguous"),
+            ((self.tensor((4, 8)), self.tensor((8, 4), device="cuda:1")), r"parameter 'b' is on cuda:1, but 'a' is on cuda:0"),
+            ((self.tensor((4, 8), device="cpu"), self.tensor((8, 4))), r"parameter 'a' must be on a CUDA device"),
+        ]:
+            with self.assertRaisesRegex(rt.TskernelError, message):
+                rt.matmul(*args)
+        with self.assertRaisesRegex(rt.TskernelError, r"expects a bfloat16 or float16 tensor, got float32"):
+            ops.matmul16(self.tensor((4, 8), "float32"), self.tensor((8, 4), "float32"))
+        self.assertEqual(self.driver.launches, [])
+        fake = ops.matmul16.fake(self.tensor((3, 5)), self.tensor((5, 7)))
+        self.assertEqual((fake.shape, self.driver.launches), ((3, 7), []))
+        # k = 0: zeros, no launch.
+        self.assertTrue(rt.matmul(self.tensor((3, 0)), self.tensor((0, 5))).zeroed)
+        self.assertEqual(self.driver.launches, [])
+
+    def test_matmul_gradients(self):
+        op = self.torch.registered["tskernel::matmul16"]
+        a, b = self.tensor((128, 64)), self.tensor((64, 256))
+        ctx = types.SimpleNamespace(save_for_backward=lambda *t: setattr(ctx, "saved_tensors", t), needs_input_grad=(True, True))
+        c = op(a, b)
+        op.setup_context(ctx, (a, b), c)
+        grad_a, grad_b = op.backward(ctx, self.tensor((128, 256)))
+        self.assertEqual((grad_a.shape, grad_b.shape), ((128, 64), (64, 256)))
+        self.assertEqual([launch["grid"] for launch in self.driver.launches], [(1, 1, 1), (4, 8, 1), (16, 4, 1)])  # C on the wgmma rung; dA (128×64) and dB (64×256) tiled
+        ctx.needs_input_grad = (False, True)
+        self.assertIsNone(op.backward(ctx, self.tensor((128, 256)))[0])
+
+    def test_attention_forward(self):
+        q, k, v = (self.tensor((2, 3, 256, 128)) for _ in range(3))
+        out = rt.attention(q, k, v, causal=True)
+        self.assertEqual(out.shape, (2, 3, 256, 128))
+        launch = self.driver.launches[-1]
+        forward = rt.prebuilt().find("flashAttention", D=128)
+        self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"]), (forward.function, (2, 6, 1), (384, 1, 1), forward.shared_bytes))
+        args = self.arguments(launch)
+        rows = 2 * 3 * 256
+        self.assertEqual(args[:4] + args[9:10] + args[11:], [q.address, k.address, v.address, out.address, 256, 1])
+        self.assertAlmostEqual(args[10], 128**-0.5, places=6)
+        self.assertEqual(self.maps_at(args[5:9]), [(q.address, rows, 128, 128, 64, "bf16"), (k.address, rows, 128, 128, 64, "bf16"), (v.address, rows, 128, 128, 64, "bf16"), (out.address, rows, 128, 64, 64, "bf16")])
+        out, lse = rt.attention_forward(*(self.tensor((1, 2, 128, 64)) for _ in range(3)), scale=0.5)
+        args = self.arguments(self.driver.launches[-1])
+        self.assertEqual((lse.shape, str(lse.dtype), args[4], args[9:]), ((1, 2, 128), "torch.float32", lse.address, [128, 0.5, 0]))
+        self.assertEqual(self.driver.launches[-1]["function"], rt.prebuilt().find("flashAttention", D=64).function)
+
+    def test_attention_checks(self):
+        t = lambda shape=(1, 2, 128, 64), type="bfloat16", **kw: self.tensor(shape, type, **kw)  # noqa: E731
+        for args, message in [
+            ((t(type="float16"), t(type="float16"), t(type="float16")), r"parameter 'q' is float16; the FlashAttention kernels \(examples/flash-attention.ts\) take bfloat16"),
+            ((t(), t(type="float32"), t()), r"parameter 'k' expects a bfloat16 tensor, got float32"),
+            ((t((1, 2, 128, 96)),) * 3, r"the head dimension must be 64 or 128, got 96"),
+            ((t((1, 2, 100, 64)),) * 3, r"seq must be a positive multiple of 128, got 100"),
+            ((t(), t((1, 2, 256, 64)), t()), r"parameter 'k' has shape \(1, 2, 256, 64\), but 'q' has \(1, 2, 128, 64\)"),
+            ((t((2, 128, 64)),) * 3, r"parameter 'q' must be \[batch, heads, seq, headDim\]"),
+            ((t(), t(), t(contiguous=False)), r"parameter 'v' must be contiguous"),
+        ]:
+            with self.assertRaisesRegex(rt.TskernelError, message):
+                rt.attention(*args)
+        self.driver.arch = "sm_89"
+        with self.assertRaisesRegex(rt.TskernelError, r"need an sm_90 GPU .* this one is sm_89"):
+            rt.attention(t(), t(), t())
+        self.assertEqual(self.driver.launches, [])
+        op = self.torch.registered["tskernel::attention_forward"]
+        out, lse = op.fake(t(), t(), t(), False, 0.125)
+        self.assertEqual((out.shape, lse.shape, self.driver.launches), ((1, 2, 128, 64), (1, 2, 128), []))
+
+    def test_attention_gradients_through_the_backward_kernels(self):
+        op = self.torch.registered["tskernel::attention_forward"]
+        b, h, s, d = 2, 2, 384, 128
+        q, k, v = (self.tensor((b, h, s, d)) for _ in range(3))
+        ctx = types.SimpleNamespace(save_for_backward=lambda *t: setattr(ctx, "saved_tensors", t))
+        out, lse = op(q, k, v, True, 0.25)
+        op.setup_context(ctx, (q, k, v, True, 0.25), (out, lse))
+        grad = self.tensor((b, h, s, d))
+        del self.driver.launches[:]
+        dq, dk, dv, none1, none2 = op.backward(ctx, grad, None)
+        self.assertEqual((none1, none2, dq.shape, dk.shape, dv.shape), (None, None, (b, h, s, d), (b, h, s, d), (b, h, s, d)))
+        pre, kv, qk = self.driver.launches
+        rows = b * h * s
+        kernels = rt.prebuilt()
+        self.assertEqual([(x["function"], x["grid"], x["block"]) for x in (pre, kv, qk)], [
+            (kernels.find("flashAttentionBackwardPre", D=d).function, (rows * d // 8 // 128, 1, 1), (128, 1, 1)),
+            (kernels.find("flashAttentionBackwardKV", D=d).function, (3, 4, 1), (384, 1, 1)),
+            (kernels.find("flashAttentionBackwardQ", D=d).function, (3, 4, 1), (384, 1, 1)),
+        ])
+        pre_args, kv_args, q_args = (self.arguments(x) for x in (pre, kv, qk))
+        dsum = pre_args[2]
+        self.assertEqual(pre_args, [out.address, grad.address, dsum, rows])
+        self.assertEqual(kv_args[:8] + kv_args[14:15] + kv_args[16:], [q.address, k.address, v.address, grad.address, lse.address, dsum, dk.address, dv.address, s, 1])
+        self.assertEqual(q_args[:7] + q_args[12:13] + q_args[14:], [q.address, k.address, v.address, grad.address, lse.address, dsum, dq.address, s, 1])
+        self.assertEqual((kv_args[15], q_args[13]), (0.25, 0.25))
+        spec = lambda t, box: (t.address, rows, d, box, 64, "bf16")  # noqa: E731
+        self.assertEqual(self.maps_at(kv_args[8:14]), [spec(q, 64), spec(k, 128), spec(v, 128), spec(grad, 64), spec(dk, 64), spec(dv, 64)])
+        self.assertEqual(self.maps_at(q_args[7:12]), [spec(q, 128), spec(k, 64), spec(v, 64), spec(grad, 128), spec(dq, 64)])
+
+    def test_a_build_without_the_kernels_says_how_to_build_them(self):
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as empty:
+            os.environ["TSKERNEL_TORCH_KERNELS"] = empty
+            rt._prebuilt = None
+            with self.assertRaisesRegex(rt.TskernelError, r"has no manifest.json: tskernel build examples/hgemm-wgmma-ws.ts .* --target torch --cubin --arch sm_90"):
+                rt.matmul(self.tensor((4, 8)), self.tensor((8, 4)))
+            with open(os.path.join(empty, "manifest.json"), "w") as f:
+                json.dump({"kernels": []}, f)
+            rt._prebuilt = None
+            with self.assertRaisesRegex(rt.TskernelError, r"has no flashAttention with D = 64: build examples/flash-attention.ts into it"):
+                rt.attention(*(self.tensor((1, 1, 128, 64)) for _ in range(3)))
 
 
 del Generated  # a base, not a test case

@@ -24,8 +24,7 @@ import threading
 #
 # One row per tskernel type: the torch dtype's name, how a scalar argument of the type is passed to the kernel
 # (a ctypes type and the conversion of a Python number to its value), the Python types a scalar argument may
-# be, and its range. A new type of the language is one new row (f16, bf16, f64 and the 8/16-bit integers are
-# here already, for when the language has them).
+# be, and its range. A new type of the language is one new row.
 
 
 def _float_bits(fmt, bits_fmt):
@@ -317,6 +316,7 @@ class Images:
 
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
@@ -417,6 +417,39 @@ class Driver:
             modules[id(images)] = module
         return context, module
 
+    def multiprocessors(self, index):
+        """The multiprocessors of device `index` (a persistent kernel's grid: at most one block each)."""
+        count = ctypes.c_int()
+        device = ctypes.c_int()
+        self.check("cuDeviceGet", self.lib.cuDeviceGet(ctypes.byref(device), index))
+        self.check("cuDeviceGetAttribute", self.lib.cuDeviceGetAttribute(ctypes.byref(count), CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device))
+        return count.value
+
+    def encode_tensor_map(self, address, rows, cols, box_rows, box_cols, type_name):
+        """The 128 bytes of the tensor memory accelerator's descriptor of a row-major rows × cols tensor at
+        `address`, in boxes of box_rows × box_cols, as runtime/tensor-map.ts's createTensorMap makes it
+        (cuTensorMapEncodeTiled: no interleave, 128-byte swizzle, 256-byte L2 promotion, zeros outside)."""
+        code, size = TENSOR_MAP_TYPES[type_name]
+        encode = getattr(self, "_encode", None)
+        if encode is None:
+            encode = getattr(self.lib, "cuTensorMapEncodeTiled", None)
+            if encode is None:
+                raise CudaError("this CUDA driver has no cuTensorMapEncodeTiled (tensor maps need CUDA 12 or later)")
+            c = ctypes
+            encode.argtypes = [c.c_void_p, c.c_int, c.c_uint, c.c_void_p, c.c_void_p, c.c_void_p, c.c_void_p, c.c_void_p, c.c_int, c.c_int, c.c_int, c.c_int]
+            encode.restype = c.c_int
+            self._encode = encode
+        # The descriptor must be 64-byte aligned: a buffer with room to align it.
+        buffer = ctypes.create_string_buffer(128 + 64)
+        at = (ctypes.addressof(buffer) + 63) & ~63
+        dims = (ctypes.c_uint64 * 2)(cols, rows)
+        strides = (ctypes.c_uint64 * 1)(cols * size)
+        box = (ctypes.c_uint32 * 2)(box_cols, box_rows)
+        steps = (ctypes.c_uint32 * 2)(1, 1)
+        code = encode(at, code, 2, address, dims, strides, box, steps, 0, 3, 3, 0)
+        self.check("cuTensorMapEncodeTiled", code)
+        return ctypes.string_at(at, 128)
+
     def function(self, module, name, shared_bytes):
         function = ctypes.c_void_p()
         self.check(f"cuModuleGetFunction({name})", self.lib.cuModuleGetFunction(ctypes.byref(function), module, name.encode()))
@@ -450,6 +483,232 @@ class ArgumentPack:
         self.lock = threading.RLock()
         self.current = ctypes.c_void_p()  # the context current at launch time
         self.current_pointer = ctypes.pointer(self.current)
+
+
+def launch_packed(cuda, context, function, name, grid, block, shared_bytes, stream, pack):
+    """cuLaunchKernel of `function` with the values set in `pack` (under its lock), in `context`: PyTorch's
+    context of the device is usually current; otherwise it is pushed for the launch and popped after."""
+    cuda.get_current(pack.current_pointer)
+    pushed = pack.current.value != context
+    if pushed:
+        cuda.check("cuCtxPushCurrent", cuda.lib.cuCtxPushCurrent_v2(context))
+    try:
+        code = cuda.launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes, stream, pack.array, None)
+    finally:
+        if pushed:
+            cuda.lib.cuCtxPopCurrent_v2(ctypes.byref(pack.current))
+    if code != 0:
+        cuda.check(f"cuLaunchKernel({name})", code)
+
+
+# ---- tensor maps ---------------------------------------------------------------------------------------------
+#
+# The kernels that copy with the tensor memory accelerator (copyTile: the wgmma GEMM and FlashAttention) take
+# each tensor map as a ReadonlyUint32Array parameter: the address of its 128-byte descriptor in device memory,
+# as runtime/tensor-map.ts's createTensorMap makes it. Here the descriptors of one launch (or of the launches of
+# one call) are encoded on the host (cuTensorMapEncodeTiled), copied into one device buffer from pinned memory
+# on the launch's stream (so the copy is ordered before the kernels that read it, and PyTorch's caching host
+# allocator keeps the pinned block until the copy is done), and kept in a bounded cache keyed by everything the
+# bytes depend on: the device, the stream, and each map's (tensor address, rows, cols, box, type). The
+# descriptor is a function of that key alone, so a hit is correct whether or not the tensors it was made for
+# are still alive (a new tensor at the same address with the same shape gets the same descriptor); the key has
+# the stream so that a buffer is only read by kernels on the stream its copy and its eventual free (PyTorch's
+# allocator, stream-ordered) are on. A miss costs the encoding (about a microsecond a map on the host), a
+# pinned block and a device block from PyTorch's caches, and one asynchronous copy: tens of microseconds of
+# host time, beside kernels of milliseconds; a hit, a tuple and a dict lookup. In a training loop PyTorch's
+# allocator hands the same addresses back step after step, so the steady state hits. TENSOR_MAP_CACHE entries
+# are kept (0: made per call, freed once launched).
+
+TENSOR_MAP_TYPES = {"f32": (7, 4), "f16": (6, 2), "bf16": (9, 2)}  # cuTensorMapEncodeTiled's data type, bytes
+TENSOR_MAP_BYTES = 128
+TENSOR_MAP_CACHE = 256
+
+
+def tensor_map_problem(address, rows, cols, box_rows, box_cols, type_name):
+    """Why the tensor memory accelerator cannot copy a row-major rows × cols tensor of `type_name` at `address`
+    in boxes of box_rows × box_cols (createTensorMap's rules: a box row at most one 128-byte swizzle row, at
+    most 256 box rows, rows of a multiple of 16 bytes, a 16-byte aligned address); None if it can."""
+    if type_name not in TENSOR_MAP_TYPES:
+        return f"tensor maps describe f32, f16 or bf16 tensors, not {type_name}"
+    size = TENSOR_MAP_TYPES[type_name][1]
+    if not all(isinstance(v, int) and v > 0 for v in (rows, cols, box_rows, box_cols)):
+        return f"rows, cols and the box must be positive integers, got {rows} × {cols} in boxes of {box_rows} × {box_cols}"
+    if box_cols * size > 128 or box_rows > 256:
+        return f"a box is at most 256 rows of {128 // size} {type_name} (one 128-byte swizzle row), got {box_rows} × {box_cols}"
+    if (cols * size) % 16:
+        return f"rows of {cols} {type_name} are not a multiple of 16 bytes"
+    if address % 16:
+        return f"the tensor's address {address:#x} is not 16-byte aligned"
+    if rows >= 2**32 or cols >= 2**32:
+        return f"{rows} × {cols} is too large for a tensor map"
+    return None
+
+
+class TensorMaps:
+    """Tensor maps in device memory, made per launch group and cached (see above)."""
+
+    def __init__(self, limit=None):
+        import collections
+
+        self.limit = TENSOR_MAP_CACHE if limit is None else limit
+        self.cached = collections.OrderedDict()
+        self.lock = threading.Lock()
+        self.made = 0  # buffers made (misses), for tests and measurements
+
+    def clear(self):
+        with self.lock:
+            self.cached.clear()
+
+    def addresses(self, torch, device, stream, specs):
+        """(buffer, addresses): the device addresses of the maps `specs` describes, each (tensor address, rows,
+        cols, box rows, box cols, type name), in one buffer that the caller keeps alive until the kernels that
+        read it are launched (after that, PyTorch's stream-ordered allocator keeps its memory from other uses
+        until they have run)."""
+        specs = tuple(specs)
+        key = (device.index, stream, specs)
+        with self.lock:
+            entry = self.cached.get(key)
+            if entry is not None:
+                self.cached.move_to_end(key)
+                return entry
+        for spec in specs:
+            problem = tensor_map_problem(*spec)
+            if problem is not None:
+                raise TskernelError(f"tensor map: {problem}")
+        cuda = driver()
+        image = b"".join(cuda.encode_tensor_map(*spec) for spec in specs)
+        host = torch.frombuffer(bytearray(image), dtype=torch.uint8)
+        if torch.cuda.is_available():
+            host = host.pin_memory()
+        buffer = host.to(device, non_blocking=True)
+        base = buffer.data_ptr()
+        entry = (buffer, tuple(base + TENSOR_MAP_BYTES * i for i in range(len(specs))))
+        self.made += 1
+        if self.limit > 0:
+            with self.lock:
+                self.cached[key] = entry
+                while len(self.cached) > self.limit:
+                    self.cached.popitem(last=False)
+        return entry
+
+
+tensor_maps = TensorMaps()
+
+
+def tensor_map_of(tensor, rows, cols, box_rows, box_cols):
+    """The spec of a map of a contiguous 16-bit or f32 tensor read as rows × cols (TensorMaps.addresses)."""
+    return (tensor.data_ptr(), rows, cols, box_rows, box_cols, _type_name_of(tensor))
+
+
+_TYPE_NAMES = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf16"}
+
+
+def _type_name_of(tensor):
+    return _TYPE_NAMES.get(str(tensor.dtype), str(tensor.dtype))
+
+
+# ---- the prebuilt kernels: matmul's 16-bit rungs and attention ------------------------------------------------
+#
+# Kernels that take tensor maps or a grid the GPU's size decides cannot declare their launch yet (docs/torch.md
+# §1), so no generated module launches them: this runtime does, from the same build. It reads the build's
+# manifest.json (in TSKERNEL_TORCH_KERNELS, else beside this file), which names each specialization's function,
+# block, dynamic shared memory, parameters and cubin or PTX, and launches them as the runtime's matmul() and
+# attention() do (runtime/matmul, runtime/attention.ts).
+
+PREBUILT_FILES = ("examples/hgemm-wgmma-ws.ts", "examples/hgemm-tiled.ts", "examples/flash-attention.ts", "examples/flash-attention-backward.ts")
+
+
+class RawKernel:
+    """One specialization of a prebuilt kernel: launched with its parameters' values in order."""
+
+    def __init__(self, images, name, function, block, shared_bytes, constants, types):
+        self.images = images
+        self.name = name
+        self.function = function
+        self.block = tuple(block)
+        self.shared_bytes = shared_bytes
+        self.constants = dict(constants)
+        self.types = tuple(types)  # each parameter's ElementType, None for a buffer (its address)
+        self.loaded = {}  # device index -> (context, CUfunction, ArgumentPack)
+
+    def launch(self, index, grid, stream, values):
+        grid = check_grid(self.name, grid)
+        if grid is None:
+            return
+        cuda = driver()
+        loaded = self.loaded.get(index)
+        if loaded is None:
+            context, module = cuda.load(index, self.images)
+            function = cuda.function(module, self.function, self.shared_bytes)
+            loaded = (context, function, ArgumentPack([ctypes.c_void_p if t is None else t.ctype for t in self.types], function))
+            self.loaded[index] = loaded
+        context, function, pack = loaded
+        with pack.lock:
+            for slot, t, value in zip(pack.values, self.types, values):
+                slot.value = value if t is None else t.convert(value)
+            launch_packed(cuda, context, function, self.function, grid, self.block, self.shared_bytes, stream, pack)
+
+
+class Prebuilt:
+    """The kernels of a build directory's manifest.json, by name and constants."""
+
+    def __init__(self, directory):
+        import json
+
+        self.directory = directory
+        with open(os.path.join(directory, "manifest.json")) as f:
+            manifest = json.load(f)
+        images = {}
+        self.kernels = {}
+        for k in manifest.get("kernels", ()):
+            cuda = (k.get("outputs") or {}).get("cuda")
+            if not cuda or not (cuda.get("cubin") or cuda.get("ptx")) or not k.get("block"):
+                continue
+            image = images.setdefault(cuda["file"], Images(directory))
+            if cuda.get("cubin"):
+                image.cubins[cuda["cubin"]["arch"]] = cuda["cubin"]["file"]
+            if cuda.get("ptx"):
+                image.ptx[cuda["ptx"]["arch"]] = cuda["ptx"]["file"]
+            constants = {name: v for name, v in (k.get("specialization") or {}).items() if not isinstance(v, str)}
+            types = [None if p["kind"] == "buffer" else TYPES[p["type"]] for p in k["params"] if p["kind"] != "const"]
+            kernel = RawKernel(image, k["name"], cuda["function"], k["block"], cuda.get("dynamicSharedBytes", 0), constants, types)
+            self.kernels.setdefault(k["name"], []).append(kernel)
+
+    def find(self, name, **constants):
+        """The build of kernel `name` with these constants, or None."""
+        for kernel in self.kernels.get(name, ()):
+            if all(kernel.constants.get(c) == v for c, v in constants.items()):
+                return kernel
+        return None
+
+    def need(self, name, what, **constants):
+        kernel = self.find(name, **constants)
+        if kernel is None:
+            wanted = " with " + ", ".join(f"{c} = {v}" for c, v in constants.items()) if constants else ""
+            raise TskernelError(f"the build in {self.directory} has no {name}{wanted}: build {what} into it ({prebuilt_build_command()})")
+        return kernel
+
+
+def kernel_directory():
+    """Where the prebuilt kernels are: TSKERNEL_TORCH_KERNELS, else this file's directory (a --target torch build)."""
+    return os.environ.get("TSKERNEL_TORCH_KERNELS") or os.path.dirname(os.path.abspath(__file__))
+
+
+def prebuilt_build_command():
+    return f"tskernel build {' '.join(PREBUILT_FILES)} --target torch --cubin --arch sm_90 --out {kernel_directory()}"
+
+
+_prebuilt = None
+
+
+def prebuilt():
+    global _prebuilt
+    if _prebuilt is None:
+        directory = kernel_directory()
+        if not os.path.exists(os.path.join(directory, "manifest.json")):
+            raise TskernelError(f"tskernel_torch's matmul (bf16, f16) and attention need the prebuilt kernels, and {directory} has no manifest.json: {prebuilt_build_command()}")
+        _prebuilt = Prebuilt(directory)
+    return _prebuilt
 
 
 # ---- the operator -------------------------------------------------------------------------------------------
@@ -603,17 +862,7 @@ class Kernel:
                     slot.value = p.type.convert(sizes[p.name])
                 else:
                     slot.value = p.type.convert(values[p.name])
-            cuda.get_current(pack.current_pointer)
-            pushed = pack.current.value != context
-            if pushed:
-                cuda.check("cuCtxPushCurrent", cuda.lib.cuCtxPushCurrent_v2(context))
-            try:
-                code = cuda.launch_kernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], spec.shared_bytes, stream, pack.array, None)
-            finally:
-                if pushed:
-                    cuda.lib.cuCtxPopCurrent_v2(ctypes.byref(pack.current))
-            if code != 0:
-                cuda.check(f"cuLaunchKernel({spec.function})", code)
+            launch_packed(cuda, context, function, spec.function, grid, block, spec.shared_bytes, stream, pack)
 
 
 # ---- the fast launcher ---------------------------------------------------------------------------------------
@@ -836,35 +1085,353 @@ def require_custom_ops(torch):
     if not hasattr(torch.library, "custom_op") or not hasattr(torch.library, "register_autograd"):
         raise ImportError(f"tskernel's PyTorch modules need PyTorch 2.4 or later (torch.library.custom_op); this is torch {torch.__version__}")
     _setup_routes(torch)
+    builtin_ops(torch)
 
+
+# ---- matmul and attention ------------------------------------------------------------------------------------
+#
+# The runtime's matmul() and attention() as PyTorch operators: FP32 through the SGEMM operators a build
+# generates (sgemm_multistage.py), bf16 and f16 and attention through the prebuilt kernels above, each a custom
+# operator of the namespace "tskernel" with a fake implementation (torch.compile traces them), matmul and
+# attention with their gradients. They are registered by require_custom_ops, which every generated module
+# calls when it is imported (or call it yourself before torch.compile traces a first call).
 
 _sgemm = None
+_builtin = None
+_builtin_lock = threading.RLock()
+_multiprocessors = {}
+ATTENTION_ROWS = 128  # the FlashAttention kernels' query (and key) rows a block: seq must be a multiple
+ATTENTION_HEAD_DIMS = (64, 128)
+
+
+class _Ops:
+    """The registered operators (attributes named as the functions below) and the torch they belong to."""
+
+
+def builtin_ops(torch):
+    """Registers tskernel::matmul16, tskernel::attention_forward and tskernel::attention_backward (once per torch
+    module) and returns them."""
+    global _builtin
+    ops = _builtin
+    if ops is not None and ops.torch is torch:
+        return ops
+    with _builtin_lock:
+        if _builtin is not None and _builtin.torch is torch:
+            return _builtin
+        ops = _Ops()
+        ops.torch = torch
+        # Another copy of this file imported under another name (a package's and a top-level one) registered
+        # them already: the operators are PyTorch's, one per process, so that copy's serve this one too.
+        registered = getattr(getattr(getattr(torch, "_library", None), "custom_ops", None), "OPDEFS", None)
+        if registered is not None and "tskernel::matmul16" in registered:
+            ops.matmul16 = registered["tskernel::matmul16"]
+            ops.attention_forward = registered["tskernel::attention_forward"]
+            ops.attention_backward = registered["tskernel::attention_backward"]
+            _builtin = ops
+            return ops
+        custom_op = torch.library.custom_op
+
+        def matmul16_impl(a, b):
+            return _matmul16(torch, a, b)
+
+        ops.matmul16 = custom_op("tskernel::matmul16", mutates_args=(), schema="(Tensor a, Tensor b) -> Tensor")(matmul16_impl)
+
+        @ops.matmul16.register_fake
+        def _(a, b):
+            _check_matmul16(torch, "tskernel::matmul16", a, b)
+            return torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+
+        def matmul16_setup(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+
+        def matmul16_gradients(ctx, grad):
+            a, b = ctx.saved_tensors
+            grad = contiguous(grad)
+            needs = getattr(ctx, "needs_input_grad", (True, True))
+            grad_a = ops.matmul16(grad, b.t().contiguous()) if needs[0] else None
+            grad_b = ops.matmul16(a.t().contiguous(), grad) if needs[1] else None
+            return grad_a, grad_b
+
+        ops.matmul16.register_autograd(matmul16_gradients, setup_context=matmul16_setup)
+
+        def forward_impl(q, k, v, causal, scale):
+            return _attention_forward(torch, q, k, v, causal, scale)
+
+        ops.attention_forward = custom_op(
+            "tskernel::attention_forward", mutates_args=(), schema="(Tensor q, Tensor k, Tensor v, bool causal, float scale) -> (Tensor, Tensor)"
+        )(forward_impl)
+
+        @ops.attention_forward.register_fake
+        def _(q, k, v, causal, scale):
+            b, h, s, _d = _check_attention(torch, "tskernel::attention", (("q", q), ("k", k), ("v", v)))
+            return torch.empty_like(q), torch.empty((b, h, s), dtype=torch.float32, device=q.device)
+
+        def backward_impl(q, k, v, out, lse, grad_out, causal, scale):
+            return _attention_backward(torch, q, k, v, out, lse, grad_out, causal, scale)
+
+        ops.attention_backward = custom_op(
+            "tskernel::attention_backward",
+            mutates_args=(),
+            schema="(Tensor q, Tensor k, Tensor v, Tensor out, Tensor lse, Tensor grad_out, bool causal, float scale) -> (Tensor, Tensor, Tensor)",
+        )(backward_impl)
+
+        @ops.attention_backward.register_fake
+        def _(q, k, v, out, lse, grad_out, causal, scale):
+            _check_attention(torch, "tskernel::attention_backward", (("q", q), ("k", k), ("v", v), ("out", out), ("grad_out", grad_out)))
+            return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+
+        def attention_setup(ctx, inputs, output):
+            q, k, v, causal, scale = inputs
+            out, lse = output
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.causal, ctx.scale = causal, scale
+
+        def attention_gradients(ctx, grad_out, _grad_lse):
+            # The log-sum-exps are what the backward needs, not a result with gradients of its own.
+            q, k, v, out, lse = ctx.saved_tensors
+            dq, dk, dv = ops.attention_backward(q, k, v, out, lse, contiguous(grad_out), ctx.causal, ctx.scale)
+            return dq, dk, dv, None, None
+
+        ops.attention_forward.register_autograd(attention_gradients, setup_context=attention_setup)
+        _builtin = ops
+        return ops
+
+
+def _check_cuda_tensors(op, named):
+    """CUDA, one device, contiguous: the checks every prebuilt launch makes, naming the parameter."""
+    device, first = None, None
+    for name, t in named:
+        if t.device.type != "cuda":
+            raise TskernelError(f"{op}: parameter '{name}' must be on a CUDA device, got {t.device}")
+        if device is None:
+            device, first = t.device, name
+        elif t.device != device:
+            raise TskernelError(f"{op}: parameter '{name}' is on {t.device}, but '{first}' is on {device}")
+        if not t.is_contiguous():
+            raise TskernelError(f"{op}: parameter '{name}' must be contiguous (call .contiguous() on it)")
+
+
+def _check_matmul16(torch, op, a, b):
+    if a.dim() != 2 or b.dim() != 2:
+        raise TskernelError(f"{op}: expects two matrices, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.dtype not in (torch.bfloat16, torch.float16):
+        raise TskernelError(f"{op}: parameter 'a' expects a bfloat16 or float16 tensor, got {str(a.dtype)[6:]}")
+    if b.dtype != a.dtype:
+        raise TskernelError(f"{op}: parameter 'b' is {str(b.dtype)[6:]}, but 'a' is {str(a.dtype)[6:]} (both must be one type)")
+    if a.shape[1] != b.shape[0]:
+        raise TskernelError(f"{op}: a is {a.shape[0]}×{a.shape[1]} and b {b.shape[0]}×{b.shape[1]}: a's columns must be b's rows")
+    for name, size in (("m", a.shape[0]), ("k", a.shape[1]), ("n", b.shape[1])):
+        if size >= 2**31:
+            raise TskernelError(f"{op}: {name} = {size} does not fit the kernels' i32 sizes")
+    _check_cuda_tensors(op, (("a", a), ("b", b)))
+
+
+def _stream_of(index):
+    return _current_stream_function()(index)
+
+
+def _multiprocessors_of(index):
+    count = _multiprocessors.get(index)
+    if count is None:
+        count = _multiprocessors[index] = driver().multiprocessors(index)
+    return count
+
+
+def matmul16_rung(kernels, arch, m, n, k, aligned, f16):
+    """The 16-bit rung for an m×n×k product, as runtime/matmul's fixed rule picks it: the warp-specialized
+    wgmma kernel (examples/hgemm-wgmma-ws.ts) on an sm_90 GPU where 128×256 tiles and 64-deep k-steps divide
+    the shape (and the operands' addresses are 16-byte aligned, as tensor maps need), else the tiled kernel
+    (examples/hgemm-tiled.ts), which takes any shape. Returns (rung name, kernel)."""
+    suffix = "-f16" if f16 else ""
+    if arch == "sm_90" and k > 0 and m % 128 == 0 and n % 256 == 0 and k % 64 == 0 and aligned:
+        wgmma = kernels.find("hgemmWgmmaWsF16" if f16 else "hgemmWgmmaWs")
+        if wgmma is not None:
+            return "hgemm-wgmma-ws" + suffix, wgmma
+    return "hgemm-tiled" + suffix, kernels.need("hgemmTiledF16" if f16 else "hgemmTiledBf16", "examples/hgemm-tiled.ts")
+
+
+def _matmul16(torch, a, b):
+    """C = A·B in bf16 or f16 (f32 accumulation, C rounded once): the implementation of tskernel::matmul16."""
+    _check_matmul16(torch, "tskernel::matmul16", a, b)
+    m, k = a.shape
+    n = b.shape[1]
+    if k == 0:
+        return torch.zeros((m, n), dtype=a.dtype, device=a.device)
+    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    if m == 0 or n == 0:
+        return c
+    index = a.get_device()
+    arch = driver().device(index)[1]
+    aligned = a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0 and c.data_ptr() % 16 == 0
+    name, kernel = matmul16_rung(prebuilt(), arch, m, n, k, aligned, a.dtype == torch.float16)
+    stream = _stream_of(index)
+    base = [m, n, k, 1.0, a.data_ptr(), b.data_ptr(), 0.0, c.data_ptr()]
+    if name.startswith("hgemm-wgmma-ws"):
+        # A in boxes of 128 rows × 64, B and C of 64 × 64 (matmul16.ts's tensorMapA and tensorMapsBC); a
+        # persistent grid of at most one block a multiprocessor.
+        maps = (tensor_map_of(a, m, k, 128, 64), tensor_map_of(b, k, n, 64, 64), tensor_map_of(c, m, n, 64, 64))
+        _buffer, addresses = tensor_maps.addresses(torch, a.device, stream, maps)
+        tiles = (m // 128) * (n // 256)
+        kernel.launch(index, (min(tiles, _multiprocessors_of(index)), 1, 1), stream, base + list(addresses))
+    else:
+        tile = kernel.constants.get("TILE", 16)
+        kernel.launch(index, (cdiv(n, tile), cdiv(m, tile), 1), stream, base)
+    return c
 
 
 def matmul(a, b):
-    """C = A·B for row-major float32 CUDA matrices (A m×k, B k×n), with tskernel's SGEMM kernels as the
-    runtime's matmul() takes them for FP32 without stream-k: the operator of sgemmMultistage
-    (examples/sgemm-multistage.ts) when n and k are multiples of 4, whose first specialization that takes the
-    shape runs (128×128 tiles where they divide it, else 64×128, else the guarded build), else the operator of
-    sgemmRegisterStaged, which takes any shape. Needs sgemm_multistage.py beside this file
-    (`tskernel build examples/sgemm-multistage.ts --target torch --cubin`); traceable by torch.compile, since
-    it is an allocation and a custom operator that writes it."""
+    """C = A·B for row-major CUDA matrices (A m×k, B k×n), as the runtime's matmul() takes them.
+
+    float32: tskernel's SGEMM kernels as the runtime's matmul() takes them for FP32 without stream-k: the
+    operator of sgemmMultistage (examples/sgemm-multistage.ts) when n and k are multiples of 4, whose first
+    specialization that takes the shape runs (128×128 tiles where they divide it, else 64×128, else the guarded
+    build), else the operator of sgemmRegisterStaged, which takes any shape. Needs sgemm_multistage.py beside
+    this file (`tskernel build examples/sgemm-multistage.ts --target torch --cubin`); traceable by
+    torch.compile, since it is an allocation and a custom operator that writes it; no gradients.
+
+    bfloat16 and float16: the operator tskernel::matmul16 (products accumulated in f32, C rounded to the input
+    type once), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel where its tiles divide
+    the shape on an sm_90 GPU, else the tiled kernel) from the prebuilt kernels (prebuilt_build_command()),
+    with gradients (dA = dC·Bᵀ, dB = Aᵀ·dC through the same operator)."""
     global _sgemm
+    import torch
+
+    if a.dim() != 2 or b.dim() != 2:
+        raise TskernelError(f"matmul: expects two matrices, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.dtype == torch.bfloat16 or a.dtype == torch.float16:
+        return builtin_ops(torch).matmul16(a, b)
     if _sgemm is None:
         if __package__:
             from . import sgemm_multistage as module
         else:
             import sgemm_multistage as module
         _sgemm = module
-    import torch
-
-    if a.dim() != 2 or b.dim() != 2:
-        raise TskernelError(f"matmul: expects two matrices, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     c = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
     k, n = b.shape
     op = _sgemm.sgemm_multistage if n % 4 == 0 and k % 4 == 0 else _sgemm.sgemm_register_staged
     op(1.0, a, b, 0.0, c)
     return c
+
+
+def _check_attention(torch, op, named):
+    """The checks of attention's tensors ([B, H, S, D] contiguous bf16 on one GPU, all of q's shape; S a
+    multiple of 128, D 64 or 128); returns (B, H, S, D)."""
+    shape = None
+    for name, t in named:
+        if t.dim() != 4:
+            raise TskernelError(f"{op}: parameter '{name}' must be [batch, heads, seq, headDim], got shape {tuple(t.shape)}")
+        if t.dtype == torch.float16:
+            raise TskernelError(f"{op}: parameter '{name}' is float16; the FlashAttention kernels (examples/flash-attention.ts) take bfloat16 (convert with .to(torch.bfloat16))")
+        if t.dtype != torch.bfloat16:
+            raise TskernelError(f"{op}: parameter '{name}' expects a bfloat16 tensor, got {str(t.dtype)[6:]}")
+        if shape is None:
+            shape = tuple(t.shape)
+        elif tuple(t.shape) != shape:
+            raise TskernelError(f"{op}: parameter '{name}' has shape {tuple(t.shape)}, but 'q' has {shape} (self-attention: one shape for all)")
+    _check_cuda_tensors(op, named)
+    b, h, s, d = shape
+    if d not in ATTENTION_HEAD_DIMS:
+        raise TskernelError(f"{op}: the head dimension must be 64 or 128, got {d}")
+    if s % ATTENTION_ROWS != 0 or s == 0:
+        raise TskernelError(f"{op}: seq must be a positive multiple of {ATTENTION_ROWS}, got {s}")
+    if b * h > GRID_LIMITS[1]:
+        raise TskernelError(f"{op}: batch·heads = {b * h} exceeds the grid's {GRID_LIMITS[1]} (a block row per head)")
+    if b * h * s * d >= 2**31:
+        raise TskernelError(f"{op}: {b}·{h}·{s}·{d} elements do not fit the kernels' i32 indices")
+    return b, h, s, d
+
+
+def _attention_device(op, index):
+    arch = driver().device(index)[1]
+    if arch != "sm_90":
+        raise TskernelError(f"{op}: the FlashAttention kernels need an sm_90 GPU (wgmma and the tensor memory accelerator, built for sm_90a); this one is {arch}")
+
+
+def _attention_forward(torch, q, k, v, causal, scale):
+    """(out, lse) of examples/flash-attention.ts: the implementation of tskernel::attention_forward. lse is f32
+    [B, H, S], each query row's log-sum-exp in base 2 of the scaled scores (runtime/attention.ts's `lse`)."""
+    op = "tskernel::attention"
+    b, h, s, d = _check_attention(torch, op, (("q", q), ("k", k), ("v", v)))
+    out = torch.empty_like(q)
+    lse = torch.empty((b, h, s), dtype=torch.float32, device=q.device)
+    rows = b * h * s
+    if rows == 0:
+        return out, lse
+    index = q.get_device()
+    _attention_device(op, index)
+    kernel = prebuilt().need("flashAttention", "examples/flash-attention.ts", D=d)
+    stream = _stream_of(index)
+    maps = (tensor_map_of(q, rows, d, 128, 64), tensor_map_of(k, rows, d, 128, 64), tensor_map_of(v, rows, d, 128, 64), tensor_map_of(out, rows, d, 64, 64))
+    _buffer, addresses = tensor_maps.addresses(torch, q.device, stream, maps)
+    values = [q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr(), lse.data_ptr(), *addresses, s, float(scale), 1 if causal else 0]
+    kernel.launch(index, (s // ATTENTION_ROWS, b * h, 1), stream, values)
+    return out, lse
+
+
+def _attention_backward(torch, q, k, v, out, lse, grad_out, causal, scale):
+    """(dq, dk, dv) of examples/flash-attention-backward.ts: Dsum = rowsum(dO ∘ O), then dK and dV a block
+    per 128 keys, then dQ a block per 128 queries (runtime/attention.ts's attentionBackward)."""
+    op = "tskernel::attention_backward"
+    b, h, s, d = _check_attention(torch, op, (("q", q), ("k", k), ("v", v), ("out", out), ("grad_out", grad_out)))
+    if lse.dtype != torch.float32 or tuple(lse.shape) != (b, h, s):
+        raise TskernelError(f"{op}: parameter 'lse' must be the forward's float32 [{b}, {h}, {s}], got {str(lse.dtype)[6:]} {tuple(lse.shape)}")
+    _check_cuda_tensors(op, (("q", q), ("lse", lse)))
+    dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    rows = b * h * s
+    if rows == 0:
+        return dq, dk, dv
+    index = q.get_device()
+    _attention_device(op, index)
+    kernels = prebuilt()
+    what = "examples/flash-attention-backward.ts"
+    pre, kv, qk = (kernels.need(name, what, D=d) for name in ("flashAttentionBackwardPre", "flashAttentionBackwardKV", "flashAttentionBackwardQ"))
+    dsum = torch.empty((b, h, s), dtype=torch.float32, device=q.device)
+    stream = _stream_of(index)
+    m = lambda t, box: tensor_map_of(t, rows, d, box, 64)  # noqa: E731
+    # The dK/dV kernel streams 64-query tiles against a block of 128 keys; the dQ kernel the other way round.
+    maps = (m(q, 64), m(k, 128), m(v, 128), m(grad_out, 64), m(dk, 64), m(dv, 64), m(q, 128), m(k, 64), m(v, 64), m(grad_out, 128), m(dq, 64))
+    _buffer, addresses = tensor_maps.addresses(torch, q.device, stream, maps)
+    tail = [s, float(scale), 1 if causal else 0]
+    ptr = [t.data_ptr() for t in (q, k, v, grad_out, lse, dsum)]
+    pre.launch(index, (cdiv(rows * d // 8, 128), 1, 1), stream, [out.data_ptr(), grad_out.data_ptr(), dsum.data_ptr(), rows])
+    grid = (s // ATTENTION_ROWS, b * h, 1)
+    kv.launch(index, grid, stream, ptr + [dk.data_ptr(), dv.data_ptr(), *addresses[:6]] + tail)
+    qk.launch(index, grid, stream, ptr + [dq.data_ptr(), *addresses[6:]] + tail)
+    return dq, dk, dv
+
+
+def attention(q, k, v, causal=False, scale=None):
+    """Scaled dot-product attention, softmax(scale·Q·Kᵀ (masked above the diagonal when causal))·V for each
+    (batch, head), as runtime/attention.ts's attention(): q, k, v bf16 CUDA tensors [B, H, S, D], contiguous,
+    of one shape, S a multiple of 128, D 64 or 128, on an sm_90 GPU; scale defaults to 1/sqrt(D). Returns the
+    output [B, H, S, D]. The operator tskernel::attention_forward (the FlashAttention kernel of
+    examples/flash-attention.ts), with gradients through tskernel::attention_backward
+    (examples/flash-attention-backward.ts, from the forward's log-sum-exps). The prebuilt kernels:
+    prebuilt_build_command()."""
+    out, _lse = attention_forward(q, k, v, causal, scale)
+    return out
+
+
+def attention_forward(q, k, v, causal=False, scale=None):
+    """(out, lse): attention's output and each query row's log-sum-exp (f32 [B, H, S], base 2 of the scaled
+    scores: what attention_backward needs)."""
+    import torch
+
+    ops = builtin_ops(torch)
+    if scale is None:
+        scale = q.shape[-1] ** -0.5
+    return ops.attention_forward(q, k, v, bool(causal), float(scale))
+
+
+def attention_backward(q, k, v, out, lse, grad_out, causal=False, scale=None):
+    """(dq, dk, dv) of attention from its inputs, attention_forward's (out, lse) and the gradient of out, with
+    the forward's causal and scale (runtime/attention.ts's attentionBackward)."""
+    import torch
+
+    ops = builtin_ops(torch)
+    if scale is None:
+        scale = q.shape[-1] ** -0.5
+    return ops.attention_backward(q, k, v, out, lse, grad_out, bool(causal), float(scale))
 
 
 def contiguous(tensor):
