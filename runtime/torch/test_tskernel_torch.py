@@ -792,12 +792,18 @@ class PrebuiltOps(unittest.TestCase):
         rt.matmul(self.tensor((4096, 64)), self.tensor((64, 4096)))
         self.assertEqual(self.driver.launches[-1]["grid"], (132, 1, 1))
         self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 4096, 4096, 4096, True, False)[0], "hgemm-wgmma-ws")
+        # Partial tiles at the edges: 1000³ is 8 × 4 tiles of 128 × 256.
+        a, b = self.tensor((1000, 1000), "float16"), self.tensor((1000, 1000), "float16")
+        c = rt.matmul(a, b)
+        launch = self.driver.launches[-1]
+        self.assertEqual((launch["function"], launch["grid"]), (rt.prebuilt().find("hgemmWgmmaWsF16").function, (32, 1, 1)))
+        self.assertEqual(self.maps_at(self.arguments(launch)[8:]), [(a.address, 1000, 1000, 128, 64, "f16"), (b.address, 1000, 1000, 64, 64, "f16"), (c.address, 1000, 1000, 64, 64, "f16")])
 
     def test_matmul_elsewhere_on_the_tiled_rung(self):
         for (m, n, k), arch, dtype, name in [
-            ((1000, 1000, 1000), "sm_90", "float16", "hgemmTiledF16"),
+            ((1000, 1020, 1001), "sm_90", "float16", "hgemmTiledF16"),  # k not a multiple of 8
             ((4096, 4096, 4096), "sm_80", "bfloat16", "hgemmTiledBf16"),
-            ((4096, 4096, 4000), "sm_90", "bfloat16", "hgemmTiledBf16"),
+            ((4096, 4092, 4000), "sm_90", "bfloat16", "hgemmTiledBf16"),  # n not a multiple of 8
             ((128, 256, 64), "sm_89", "float16", "hgemmTiledF16"),
         ]:
             self.driver.arch = arch
@@ -837,7 +843,7 @@ class PrebuiltOps(unittest.TestCase):
         op.setup_context(ctx, (a, b), c)
         grad_a, grad_b = op.backward(ctx, self.tensor((128, 256)))
         self.assertEqual((grad_a.shape, grad_b.shape), ((128, 64), (64, 256)))
-        self.assertEqual([launch["grid"] for launch in self.driver.launches], [(1, 1, 1), (4, 8, 1), (16, 4, 1)])  # C on the wgmma rung; dA (128×64) and dB (64×256) tiled
+        self.assertEqual([launch["grid"] for launch in self.driver.launches], [(1, 1, 1), (1, 1, 1), (1, 1, 1)])  # C, dA (128×64) and dB (64×256): one tile each on the wgmma rung
         ctx.needs_input_grad = (False, True)
         self.assertIsNone(op.backward(ctx, self.tensor((128, 256)))[0])
 

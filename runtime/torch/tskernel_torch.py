@@ -1239,11 +1239,12 @@ def _multiprocessors_of(index):
 
 def matmul16_rung(kernels, arch, m, n, k, aligned, f16):
     """The 16-bit rung for an m×n×k product, as runtime/matmul's fixed rule picks it: the warp-specialized
-    wgmma kernel (examples/hgemm-wgmma-ws.ts) on an sm_90 GPU where 128×256 tiles and 64-deep k-steps divide
-    the shape (and the operands' addresses are 16-byte aligned, as tensor maps need), else the tiled kernel
-    (examples/hgemm-tiled.ts), which takes any shape. Returns (rung name, kernel)."""
+    wgmma kernel (examples/hgemm-wgmma-ws.ts) on an sm_90 GPU where n and k are multiples of 8 (the tensor
+    maps' rows are whole 16-byte units; tiles at the edges are partial) and the operands' addresses are 16-byte
+    aligned, as tensor maps need; else the tiled kernel (examples/hgemm-tiled.ts), which takes any shape.
+    Returns (rung name, kernel)."""
     suffix = "-f16" if f16 else ""
-    if arch == "sm_90" and k > 0 and m % 128 == 0 and n % 256 == 0 and k % 64 == 0 and aligned:
+    if arch == "sm_90" and k > 0 and n % 8 == 0 and k % 8 == 0 and aligned:
         wgmma = kernels.find("hgemmWgmmaWsF16" if f16 else "hgemmWgmmaWs")
         if wgmma is not None:
             return "hgemm-wgmma-ws" + suffix, wgmma
@@ -1271,7 +1272,7 @@ def _matmul16(torch, a, b):
         # persistent grid of at most one block a multiprocessor.
         maps = (tensor_map_of(a, m, k, 128, 64), tensor_map_of(b, k, n, 64, 64), tensor_map_of(c, m, n, 64, 64))
         _buffer, addresses = tensor_maps.addresses(torch, a.device, stream, maps)
-        tiles = (m // 128) * (n // 256)
+        tiles = cdiv(m, 128) * cdiv(n, 256)
         kernel.launch(index, (min(tiles, _multiprocessors_of(index)), 1, 1), stream, base + list(addresses))
     else:
         tile = kernel.constants.get("TILE", 16)
@@ -1290,8 +1291,8 @@ def matmul(a, b):
     torch.compile, since it is an allocation and a custom operator that writes it; no gradients.
 
     bfloat16 and float16: the operator tskernel::matmul16 (products accumulated in f32, C rounded to the input
-    type once), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel where its tiles divide
-    the shape on an sm_90 GPU, else the tiled kernel) from the prebuilt kernels (prebuilt_build_command()),
+    type once), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel on an sm_90 GPU where n and k
+    are multiples of 8, else the tiled kernel) from the prebuilt kernels (prebuilt_build_command()),
     with gradients (dA = dC·Bᵀ, dB = Aᵀ·dC through the same operator)."""
     global _sgemm
     import torch
