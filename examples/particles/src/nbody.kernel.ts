@@ -66,10 +66,9 @@ export const step = kernel(
       { BLOCK: 256, BODIES: 8, SPLIT: 8, AHEAD: true },
       { BLOCK: 256, BODIES: 4, SPLIT: 8, AHEAD: true },
       // After run 4 (39.2 TFLOP/s for 256/8/8, whose 256 blocks leave 8 of the 132 multiprocessors one block
-      // instead of two): the same work in 128 blocks of 512 (run 5: 40.0 TFLOP/s, though 4 multiprocessors
-      // idle), and in 131 blocks of 504 threads (63 lanes a slice: 504 bodies a block), which leave one idle.
+      // instead of two): the same work in 128 blocks of 512, the fastest build (runs 5 and 6: 40.0 and 40.1
+      // TFLOP/s, though 4 multiprocessors idle; 131 blocks of 504 threads, one idle, ran 38.9).
       { BLOCK: 512, BODIES: 8, SPLIT: 8, AHEAD: true },
-      { BLOCK: 504, BODIES: 8, SPLIT: 8, AHEAD: true },
     ],
   },
   (next: Particle[], bodies: readonly Particle[], params: StepParams, BLOCK: Const<i32> = 64, BODIES: Const<i32> = 1, SPLIT: Const<i32> = 1, AHEAD: Const<bool> = false) => {
