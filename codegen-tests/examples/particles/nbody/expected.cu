@@ -93,68 +93,68 @@ __device__ __forceinline__ Particle advance(Particle body, tsk_vec3f acc, float 
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false; block 64×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
+  __shared__ tsk_vec4f tile[64];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
 #line 84 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 86 "examples/particles/src/nbody.kernel.ts"
   const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
+#line 95 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 103 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
 #line 104 "examples/particles/src/nbody.kernel.ts"
-        const Particle other = bodies[j];
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 1; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -165,68 +165,68 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_
 // Kernel step specialized for BLOCK = 64, BODIES = 2, SPLIT = 1, AHEAD = false; block 64×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  __shared__ tsk_vec4f tile[64];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
 #line 84 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 86 "examples/particles/src/nbody.kernel.ts"
   const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
+#line 95 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 103 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
 #line 104 "examples/particles/src/nbody.kernel.ts"
-        const Particle other = bodies[j];
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 2; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -237,68 +237,68 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2_SPLIT_1_
 // Kernel step specialized for BLOCK = 32, BODIES = 2, SPLIT = 1, AHEAD = false; block 32×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[32];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  __shared__ tsk_vec4f tile[32];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
 #line 84 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 86 "examples/particles/src/nbody.kernel.ts"
   const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
+#line 95 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 32) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 103 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
 #line 104 "examples/particles/src/nbody.kernel.ts"
-        const Particle other = bodies[j];
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 32; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 2; b_1++) {
+    for (int k = 0; k < 32; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 32u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -309,68 +309,68 @@ extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2_SPLIT_1_
 // Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 1, AHEAD = false; block 128×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[128];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  __shared__ tsk_vec4f tile[128];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
 #line 84 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 86 "examples/particles/src/nbody.kernel.ts"
   const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 128u + (unsigned int)lane);
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 128u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
+#line 95 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 103 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
 #line 104 "examples/particles/src/nbody.kernel.ts"
-        const Particle other = bodies[j];
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 128; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 2; b_1++) {
+    for (int k = 0; k < 128; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 128u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 128u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -381,68 +381,68 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_
 // Kernel step specialized for BLOCK = 64, BODIES = 4, SPLIT = 1, AHEAD = false; block 64×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
+  __shared__ tsk_vec4f tile[64];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
 #line 84 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 86 "examples/particles/src/nbody.kernel.ts"
   const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
+#line 95 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 103 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
 #line 104 "examples/particles/src/nbody.kernel.ts"
-        const Particle other = bodies[j];
+      const int j = (int)((unsigned int)start + (unsigned int)tid);
 #line 105 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 106 "examples/particles/src/nbody.kernel.ts"
+        const Particle other = bodies[j];
+#line 107 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 4; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 4; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -453,78 +453,78 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4_SPLIT_1_
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = true; block 64×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
+  __shared__ tsk_vec4f tile[64];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
 #line 84 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 86 "examples/particles/src/nbody.kernel.ts"
   const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 64u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 64u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 1; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -535,101 +535,101 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 2, AHEAD = true; block 64×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[64];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
+  __shared__ tsk_vec4f tile[64];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 32u + (unsigned int)lane);
+  const int lane = tid % 32;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 32;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 32u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 64u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 64u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 32; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 1; b_1++) {
+    for (int k = 0; k < 32; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 2; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -640,101 +640,101 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_2_
 // Kernel step specialized for BLOCK = 128, BODIES = 1, SPLIT = 2, AHEAD = true; block 128×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[128];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
+  __shared__ tsk_vec4f tile[128];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
+  const int lane = tid % 64;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 64;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 1; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 2; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -745,101 +745,101 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_1_SPLIT_
 // Kernel step specialized for BLOCK = 256, BODIES = 1, SPLIT = 2, AHEAD = true; block 256×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[256];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
+  __shared__ tsk_vec4f tile[256];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 128;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 128;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 128u + (unsigned int)lane);
+  const int lane = tid % 128;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 128;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 128u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 128u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 128; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 128u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 1; b_1++) {
+    for (int k = 0; k < 128; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 128u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 2; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 128u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 128u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 128u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -850,101 +850,101 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_1_SPLIT_
 // Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 2, AHEAD = true; block 128×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[128];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  __shared__ tsk_vec4f tile[128];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
+  const int lane = tid % 64;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 64;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 2; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 2; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -955,101 +955,101 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_
 // Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 4, AHEAD = true; block 128×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[128];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  __shared__ tsk_vec4f tile[128];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
+  const int lane = tid % 32;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 32;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 32; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 2; b_1++) {
+    for (int k = 0; k < 32; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1060,101 +1060,101 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_
 // Kernel step specialized for BLOCK = 256, BODIES = 2, SPLIT = 4, AHEAD = true; block 256×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[256];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
+  __shared__ tsk_vec4f tile[256];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
+  const int lane = tid % 64;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 64;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 2; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1165,101 +1165,101 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_2_SPLIT_
 // Kernel step specialized for BLOCK = 256, BODIES = 4, SPLIT = 4, AHEAD = true; block 256×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[256];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
+  __shared__ tsk_vec4f tile[256];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
+  const int lane = tid % 64;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 64;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 4; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 4; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 4; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1270,101 +1270,101 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_
 // Kernel step specialized for BLOCK = 128, BODIES = 4, SPLIT = 4, AHEAD = true; block 128×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_4_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[128];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
+  __shared__ tsk_vec4f tile[128];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 32u + (unsigned int)lane);
+  const int lane = tid % 32;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 32;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 32u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 32; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 4; b_1++) {
+    for (int k = 0; k < 32; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 4; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 4; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1375,101 +1375,101 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_4_SPLIT_
 // Kernel step specialized for BLOCK = 256, BODIES = 8, SPLIT = 4, AHEAD = true; block 256×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[256];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[8];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[8];
+  __shared__ tsk_vec4f tile[256];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[8];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 64u + (unsigned int)lane);
+  const int lane = tid % 64;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 64;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 64u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 8; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 8; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 8; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 8; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1480,101 +1480,101 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_
 // Kernel step specialized for BLOCK = 256, BODIES = 8, SPLIT = 8, AHEAD = true; block 256×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[256];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[8];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[8];
+  __shared__ tsk_vec4f tile[256];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[8];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 32u + (unsigned int)lane);
+  const int lane = tid % 32;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 32;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 32u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 8; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 32; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 8; b_1++) {
+    for (int k = 0; k < 32; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 8; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 8; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 8; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1585,101 +1585,101 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_
 // Kernel step specialized for BLOCK = 256, BODIES = 4, SPLIT = 8, AHEAD = true; block 256×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_8_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[256];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
+  __shared__ tsk_vec4f tile[256];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 32u + (unsigned int)lane);
+  const int lane = tid % 32;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 32;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 32u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 32; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 4; b_1++) {
+    for (int k = 0; k < 32; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 4; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 8; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 4; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1690,103 +1690,208 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_
 // Kernel step specialized for BLOCK = 512, BODIES = 8, SPLIT = 8, AHEAD = true; block 512×1×1.
 #line 46 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(512) step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 75 "examples/particles/src/nbody.kernel.ts"
-  __shared__ tsk_vec4f tile[512];
-#line 76 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[8];
 #line 77 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[8];
+  __shared__ tsk_vec4f tile[512];
 #line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[8];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 80 "examples/particles/src/nbody.kernel.ts"
   const int tid = (int)threadIdx.x;
-#line 82 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 83 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
 #line 84 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 64u + (unsigned int)lane);
+  const int lane = tid % 64;
 #line 85 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
+  const int slice = tid / 64;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 64u + (unsigned int)lane);
 #line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 8; b++) {
-#line 88 "examples/particles/src/nbody.kernel.ts"
+#line 90 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 89 "examples/particles/src/nbody.kernel.ts"
+#line 91 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 93 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 94 "examples/particles/src/nbody.kernel.ts"
-  if (tid < n) {
 #line 95 "examples/particles/src/nbody.kernel.ts"
-    const Particle other = bodies[tid];
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
 #line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 100 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 512) {
     {
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 110 "examples/particles/src/nbody.kernel.ts"
+#line 112 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 112 "examples/particles/src/nbody.kernel.ts"
-      const int j = (int)((unsigned int)start + 512u + (unsigned int)tid);
-#line 113 "examples/particles/src/nbody.kernel.ts"
-      ahead = tsk_make_vec4f(0.0f);
 #line 114 "examples/particles/src/nbody.kernel.ts"
-      if (j < n) {
+      const int j = (int)((unsigned int)start + 512u + (unsigned int)tid);
 #line 115 "examples/particles/src/nbody.kernel.ts"
-        const Particle other_1 = bodies[j];
+      ahead = tsk_make_vec4f(0.0f);
 #line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 119 "examples/particles/src/nbody.kernel.ts"
-#pragma unroll
-    for (int k = 0; k < 64; k++) {
-#line 120 "examples/particles/src/nbody.kernel.ts"
-      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
 #line 121 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
-      for (int b_1 = 0; b_1 < 8; b_1++) {
+    for (int k = 0; k < 64; k++) {
 #line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 125 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 129 "examples/particles/src/nbody.kernel.ts"
+#line 131 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 8; b_2++) {
-#line 130 "examples/particles/src/nbody.kernel.ts"
-      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 131 "examples/particles/src/nbody.kernel.ts"
-      __syncthreads();
 #line 132 "examples/particles/src/nbody.kernel.ts"
-      if (slice == 0) {
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
 #line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 8; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 137 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 138 "examples/particles/src/nbody.kernel.ts"
+#line 140 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 139 "examples/particles/src/nbody.kernel.ts"
+#line 141 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 8; b_3++) {
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
+      }
+    }
+  }
+}
+
+// Kernel step specialized for BLOCK = 504, BODIES = 6, SPLIT = 6, AHEAD = true; block 504×1×1.
+#line 46 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(504) step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
+#line 77 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[504];
+#line 78 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[6];
+#line 79 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[6];
+#line 80 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 84 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 84;
+#line 85 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 84;
+#line 86 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 6u * 84u + (unsigned int)lane);
+#line 87 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 89 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+  for (int b = 0; b < 6; b++) {
+#line 90 "examples/particles/src/nbody.kernel.ts"
+    mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 84u), (int)((unsigned int)n - 1u))];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+    acc[b].v = tsk_make_vec3f(0.0f);
+  }
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  if (tid < n) {
+#line 97 "examples/particles/src/nbody.kernel.ts"
+    const Particle other = bodies[tid];
+#line 98 "examples/particles/src/nbody.kernel.ts"
+    ahead = tsk_make_vec4f(other.pos, other.mass);
+  }
+#line 100 "examples/particles/src/nbody.kernel.ts"
+  for (int start = 0; start < n; start += 504) {
+    {
+#line 102 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = ahead;
+    }
+#line 112 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+    {
+#line 114 "examples/particles/src/nbody.kernel.ts"
+      const int j = (int)((unsigned int)start + 504u + (unsigned int)tid);
+#line 115 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(0.0f);
+#line 116 "examples/particles/src/nbody.kernel.ts"
+      if (j < n) {
+#line 117 "examples/particles/src/nbody.kernel.ts"
+        const Particle other_1 = bodies[j];
+#line 118 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+      }
+    }
+#line 121 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int k = 0; k < 84; k++) {
+#line 122 "examples/particles/src/nbody.kernel.ts"
+      const tsk_vec4f q = tile[(int)((unsigned int)slice * 84u + (unsigned int)k)];
+#line 123 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_1 = 0; b_1 < 6; b_1++) {
+#line 124 "examples/particles/src/nbody.kernel.ts"
+        acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
+      }
+    }
+#line 127 "examples/particles/src/nbody.kernel.ts"
+    __syncthreads();
+  }
+  {
+#line 131 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 6; b_2++) {
+#line 132 "examples/particles/src/nbody.kernel.ts"
+      tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 133 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 134 "examples/particles/src/nbody.kernel.ts"
+      if (slice == 0) {
+#line 135 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int s = 1; s < 6; s++) {
+          acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 84u + (unsigned int)lane)]);
+        }
+      }
+#line 137 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+  }
+#line 140 "examples/particles/src/nbody.kernel.ts"
+  if (slice == 0) {
+#line 141 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b_3 = 0; b_3 < 6; b_3++) {
+#line 142 "examples/particles/src/nbody.kernel.ts"
+      if ((int)((unsigned int)first + (unsigned int)b_3 * 84u) < n) {
+        next[(int)((unsigned int)first + (unsigned int)b_3 * 84u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
     }
   }

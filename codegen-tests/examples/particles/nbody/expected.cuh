@@ -184,3 +184,11 @@ static inline cudaError_t launch_step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(dim3
   step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true<<<grid, dim3(512, 1, 1), 0, stream>>>(next, bodies, params);
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(504) step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true with its fixed block 504×1×1; returns the launch error, if any.
+static inline cudaError_t launch_step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
+  step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true<<<grid, dim3(504, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}

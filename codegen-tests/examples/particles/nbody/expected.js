@@ -3182,3 +3182,202 @@ export function step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(args, blockIdx, block
     }
   }
 }
+
+// Kernel step specialized for BLOCK = 504, BODIES = 6, SPLIT = 6, AHEAD = true: runs one block.
+let step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_arrays;
+export function step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(args, blockIdx, blockDim, gridDim) {
+  const [next, bodies, params_dt, params_softening2, params_n] = args;
+  const next_f32 = next.f32;
+  const bodies_f32 = bodies.f32;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 504, ny = 1, nz = 1, threads = 504;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_arrays === undefined || step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_arrays.threads !== threads) {
+    step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_arrays = { threads, tile_x: new Float32Array(504), tile_y: new Float32Array(504), tile_z: new Float32Array(504), tile_w: new Float32Array(504), mine_pos_x: new Float32Array(threads * 6), mine_pos_y: new Float32Array(threads * 6), mine_pos_z: new Float32Array(threads * 6), mine_mass: new Float32Array(threads * 6), mine_vel_x: new Float32Array(threads * 6), mine_vel_y: new Float32Array(threads * 6), mine_vel_z: new Float32Array(threads * 6), mine_speed: new Float32Array(threads * 6), acc_x: new Float32Array(threads * 6), acc_y: new Float32Array(threads * 6), acc_z: new Float32Array(threads * 6), lane_slots: new Int32Array(threads), slice_slots: new Int32Array(threads), first_slots: new Int32Array(threads), ahead_x_slots: new Float32Array(threads), ahead_y_slots: new Float32Array(threads), ahead_z_slots: new Float32Array(threads), ahead_w_slots: new Float32Array(threads) };
+  }
+  const { tile_x, tile_y, tile_z, tile_w, mine_pos_x, mine_pos_y, mine_pos_z, mine_mass, mine_vel_x, mine_vel_y, mine_vel_z, mine_speed, acc_x, acc_y, acc_z, lane_slots, slice_slots, first_slots, ahead_x_slots, ahead_y_slots, ahead_z_slots, ahead_w_slots } = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_arrays;
+  tile_x.fill(0); tile_y.fill(0); tile_z.fill(0); tile_w.fill(0); mine_pos_x.fill(0); mine_pos_y.fill(0); mine_pos_z.fill(0); mine_mass.fill(0); mine_vel_x.fill(0); mine_vel_y.fill(0); mine_vel_z.fill(0); mine_speed.fill(0); acc_x.fill(0); acc_y.fill(0); acc_z.fill(0);
+  const n = params_n;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let lane = lane_slots[t];
+    let slice = slice_slots[t];
+    let first = first_slots[t];
+    let ahead_x = ahead_x_slots[t];
+    let ahead_y = ahead_y_slots[t];
+    let ahead_z = ahead_z_slots[t];
+    let ahead_w = ahead_w_slots[t];
+    const tid = tx;
+    lane = (tid % 84) | 0;
+    slice = (tid / 84) | 0;
+    first = (imul(imul(bx, 6), 84) + lane) | 0;
+    for (let b = 0; b < 6; b = (b + 1) | 0) {
+      const index = Math.min(((first + imul(b, 84)) | 0), ((n - 1) | 0));
+      mine_pos_x[t * 6 + b] = bodies_f32[imul(index, 8)];
+      mine_pos_y[t * 6 + b] = bodies_f32[((imul(index, 8) + 1) | 0)];
+      mine_pos_z[t * 6 + b] = bodies_f32[((imul(index, 8) + 2) | 0)];
+      mine_mass[t * 6 + b] = bodies_f32[((imul(index, 8) + 3) | 0)];
+      mine_vel_x[t * 6 + b] = bodies_f32[((imul(index, 8) + 4) | 0)];
+      mine_vel_y[t * 6 + b] = bodies_f32[((imul(index, 8) + 5) | 0)];
+      mine_vel_z[t * 6 + b] = bodies_f32[((imul(index, 8) + 6) | 0)];
+      mine_speed[t * 6 + b] = bodies_f32[((imul(index, 8) + 7) | 0)];
+      acc_x[t * 6 + b] = 0;
+      acc_y[t * 6 + b] = 0;
+      acc_z[t * 6 + b] = 0;
+    }
+    ahead_x = 0;
+    ahead_y = 0;
+    ahead_z = 0;
+    ahead_w = 0;
+    if (tid < n) {
+      const other_pos_x = bodies_f32[imul(tid, 8)];
+      const other_pos_y = bodies_f32[((imul(tid, 8) + 1) | 0)];
+      const other_pos_z = bodies_f32[((imul(tid, 8) + 2) | 0)];
+      const other_mass = bodies_f32[((imul(tid, 8) + 3) | 0)];
+      const other_vel_x = bodies_f32[((imul(tid, 8) + 4) | 0)];
+      const other_vel_y = bodies_f32[((imul(tid, 8) + 5) | 0)];
+      const other_vel_z = bodies_f32[((imul(tid, 8) + 6) | 0)];
+      const other_speed = bodies_f32[((imul(tid, 8) + 7) | 0)];
+      ahead_x = other_pos_x;
+      ahead_y = other_pos_y;
+      ahead_z = other_pos_z;
+      ahead_w = other_mass;
+    }
+    lane_slots[t] = lane;
+    slice_slots[t] = slice;
+    first_slots[t] = first;
+    ahead_x_slots[t] = ahead_x;
+    ahead_y_slots[t] = ahead_y;
+    ahead_z_slots[t] = ahead_z;
+    ahead_w_slots[t] = ahead_w;
+  }
+  let start = 0;
+  loop0: for (;;) {
+    if (!(start < n)) break;
+    body0: {
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        let ahead_x = ahead_x_slots[t];
+        let ahead_y = ahead_y_slots[t];
+        let ahead_z = ahead_z_slots[t];
+        let ahead_w = ahead_w_slots[t];
+        const tid = tx;
+        {
+          tile_x[tid] = ahead_x;
+          tile_y[tid] = ahead_y;
+          tile_z[tid] = ahead_z;
+          tile_w[tid] = ahead_w;
+        }
+      }
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        let ahead_x = ahead_x_slots[t];
+        let ahead_y = ahead_y_slots[t];
+        let ahead_z = ahead_z_slots[t];
+        let ahead_w = ahead_w_slots[t];
+        let slice = slice_slots[t];
+        const tid = tx;
+        {
+          const j = (((start + 504) | 0) + tid) | 0;
+          ahead_x = 0;
+          ahead_y = 0;
+          ahead_z = 0;
+          ahead_w = 0;
+          if (j < n) {
+            const other_pos_x_1 = bodies_f32[imul(j, 8)];
+            const other_pos_y_1 = bodies_f32[((imul(j, 8) + 1) | 0)];
+            const other_pos_z_1 = bodies_f32[((imul(j, 8) + 2) | 0)];
+            const other_mass_1 = bodies_f32[((imul(j, 8) + 3) | 0)];
+            const other_vel_x_1 = bodies_f32[((imul(j, 8) + 4) | 0)];
+            const other_vel_y_1 = bodies_f32[((imul(j, 8) + 5) | 0)];
+            const other_vel_z_1 = bodies_f32[((imul(j, 8) + 6) | 0)];
+            const other_speed_1 = bodies_f32[((imul(j, 8) + 7) | 0)];
+            ahead_x = other_pos_x_1;
+            ahead_y = other_pos_y_1;
+            ahead_z = other_pos_z_1;
+            ahead_w = other_mass_1;
+          }
+        }
+        for (let k = 0; k < 84; k = (k + 1) | 0) {
+          const index_1 = (imul(slice, 84) + k) | 0;
+          const q_x = tile_x[index_1];
+          const q_y = tile_y[index_1];
+          const q_z = tile_z[index_1];
+          const q_w = tile_w[index_1];
+          for (let b_1 = 0; b_1 < 6; b_1 = (b_1 + 1) | 0) {
+            const result = pull(acc_x[t * 6 + b_1], acc_y[t * 6 + b_1], acc_z[t * 6 + b_1], mine_pos_x[t * 6 + b_1], mine_pos_y[t * 6 + b_1], mine_pos_z[t * 6 + b_1], q_x, q_y, q_z, q_w, params_softening2);
+            const result_1 = results[1];
+            const result_2 = results[2];
+            acc_x[t * 6 + b_1] = result;
+            acc_y[t * 6 + b_1] = result_1;
+            acc_z[t * 6 + b_1] = result_2;
+          }
+        }
+        ahead_x_slots[t] = ahead_x;
+        ahead_y_slots[t] = ahead_y;
+        ahead_z_slots[t] = ahead_z;
+        ahead_w_slots[t] = ahead_w;
+      }
+    }
+    start = (start + 504) | 0;
+  }
+  {
+    let b_2 = 0;
+    loop1: for (;;) {
+      if (!(b_2 < 6)) break;
+      body1: {
+        threads3: for (let t = 0; t < threads; t++) {
+          const tx = t;
+          const tid = tx;
+          tile_x[tid] = acc_x[t * 6 + b_2];
+          tile_y[tid] = acc_y[t * 6 + b_2];
+          tile_z[tid] = acc_z[t * 6 + b_2];
+          tile_w[tid] = 0;
+        }
+        threads4: for (let t = 0; t < threads; t++) {
+          let slice = slice_slots[t];
+          let lane = lane_slots[t];
+          if (slice === 0) {
+            for (let s = 1; s < 6; s = (s + 1) | 0) {
+              const index_2 = (imul(s, 84) + lane) | 0;
+              const lane_1 = fround(acc_x[t * 6 + b_2] + tile_x[index_2]);
+              const lane_2 = fround(acc_y[t * 6 + b_2] + tile_y[index_2]);
+              const lane_3 = fround(acc_z[t * 6 + b_2] + tile_z[index_2]);
+              acc_x[t * 6 + b_2] = lane_1;
+              acc_y[t * 6 + b_2] = lane_2;
+              acc_z[t * 6 + b_2] = lane_3;
+            }
+          }
+        }
+      }
+      b_2 = (b_2 + 1) | 0;
+    }
+  }
+  threads5: for (let t = 0; t < threads; t++) {
+    let slice = slice_slots[t];
+    let first = first_slots[t];
+    if (slice === 0) {
+      for (let b_3 = 0; b_3 < 6; b_3 = (b_3 + 1) | 0) {
+        if (((first + imul(b_3, 84)) | 0) < n) {
+          const index_3 = (first + imul(b_3, 84)) | 0;
+          const result_3 = advance(mine_pos_x[t * 6 + b_3], mine_pos_y[t * 6 + b_3], mine_pos_z[t * 6 + b_3], mine_mass[t * 6 + b_3], mine_vel_x[t * 6 + b_3], mine_vel_y[t * 6 + b_3], mine_vel_z[t * 6 + b_3], mine_speed[t * 6 + b_3], acc_x[t * 6 + b_3], acc_y[t * 6 + b_3], acc_z[t * 6 + b_3], params_dt);
+          const result_4 = results[1];
+          const result_5 = results[2];
+          const result_6 = results[3];
+          const result_7 = results[4];
+          const result_8 = results[5];
+          const result_9 = results[6];
+          const result_10 = results[7];
+          next_f32[imul(index_3, 8)] = result_3;
+          next_f32[((imul(index_3, 8) + 1) | 0)] = result_4;
+          next_f32[((imul(index_3, 8) + 2) | 0)] = result_5;
+          next_f32[((imul(index_3, 8) + 3) | 0)] = result_6;
+          next_f32[((imul(index_3, 8) + 4) | 0)] = result_7;
+          next_f32[((imul(index_3, 8) + 5) | 0)] = result_8;
+          next_f32[((imul(index_3, 8) + 6) | 0)] = result_9;
+          next_f32[((imul(index_3, 8) + 7) | 0)] = result_10;
+        }
+      }
+    }
+  }
+}

@@ -6771,3 +6771,146 @@ fn step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(@builtin(local_invocation_id) loca
     }
   }
 }
+
+// Kernel step specialized for BLOCK = 504, BODIES = 6, SPLIT = 6, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies: array<Particle>;
+struct step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_params: step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_Params;
+var<workgroup> step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile: array<vec4<f32>, 504>;
+@compute @workgroup_size(504, 1, 1)
+fn step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_params.params;
+  var mine: array<Particle, 6>;
+  var acc: array<vec3<f32>, 6>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 84i;
+  let slice: i32 = tid / 84i;
+  let first: i32 = i32(group_id.x) * 6i * 84i + lane;
+  let n: i32 = params.n;
+  mine[0i] = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies[min(first + 0i, n - 1i)];
+  acc[0i] = vec3<f32>(0.0f);
+  mine[1i] = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies[min(first + 84i, n - 1i)];
+  acc[1i] = vec3<f32>(0.0f);
+  mine[2i] = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies[min(first + 168i, n - 1i)];
+  acc[2i] = vec3<f32>(0.0f);
+  mine[3i] = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies[min(first + 252i, n - 1i)];
+  acc[3i] = vec3<f32>(0.0f);
+  mine[4i] = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies[min(first + 336i, n - 1i)];
+  acc[4i] = vec3<f32>(0.0f);
+  mine[5i] = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies[min(first + 420i, n - 1i)];
+  acc[5i] = vec3<f32>(0.0f);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  if (tid < n) {
+    let other: Particle = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies[tid];
+    ahead = vec4<f32>(other.pos, other.mass);
+  }
+  for (var start: i32 = 0i; start < n; start += 504i) {
+    {
+      step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[tid] = ahead;
+    }
+    workgroupBarrier();
+    {
+      let j: i32 = start + 504i + tid;
+      ahead = vec4<f32>(0.0f);
+      if (j < n) {
+        let other_1: Particle = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_bodies[j];
+        ahead = vec4<f32>(other_1.pos, other_1.mass);
+      }
+    }
+    for (var k: i32 = 0i; k < 84i; k++) {
+      let q: vec4<f32> = step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[slice * 84i + k];
+      acc[0i] = pull(acc[0i], mine[0i].pos, q, params.softening2);
+      acc[1i] = pull(acc[1i], mine[1i].pos, q, params.softening2);
+      acc[2i] = pull(acc[2i], mine[2i].pos, q, params.softening2);
+      acc[3i] = pull(acc[3i], mine[3i].pos, q, params.softening2);
+      acc[4i] = pull(acc[4i], mine[4i].pos, q, params.softening2);
+      acc[5i] = pull(acc[5i], mine[5i].pos, q, params.softening2);
+    }
+    workgroupBarrier();
+  }
+  {
+    step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[84i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[168i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[252i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[336i + lane].xyz;
+      acc[0i] = acc[0i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[420i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[84i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[168i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[252i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[336i + lane].xyz;
+      acc[1i] = acc[1i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[420i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[tid] = vec4<f32>(acc[2i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[84i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[168i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[252i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[336i + lane].xyz;
+      acc[2i] = acc[2i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[420i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[tid] = vec4<f32>(acc[3i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[84i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[168i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[252i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[336i + lane].xyz;
+      acc[3i] = acc[3i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[420i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[tid] = vec4<f32>(acc[4i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[84i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[168i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[252i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[336i + lane].xyz;
+      acc[4i] = acc[4i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[420i + lane].xyz;
+    }
+    workgroupBarrier();
+    step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[tid] = vec4<f32>(acc[5i], 0.0f);
+    workgroupBarrier();
+    if (slice == 0i) {
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[84i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[168i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[252i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[336i + lane].xyz;
+      acc[5i] = acc[5i] + step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_tile[420i + lane].xyz;
+    }
+    workgroupBarrier();
+  }
+  if (slice == 0i) {
+    if (first + 0i < n) {
+      step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_next[first + 0i] = advance(mine[0i], acc[0i], params.dt);
+    }
+    if (first + 84i < n) {
+      step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_next[first + 84i] = advance(mine[1i], acc[1i], params.dt);
+    }
+    if (first + 168i < n) {
+      step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_next[first + 168i] = advance(mine[2i], acc[2i], params.dt);
+    }
+    if (first + 252i < n) {
+      step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_next[first + 252i] = advance(mine[3i], acc[3i], params.dt);
+    }
+    if (first + 336i < n) {
+      step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_next[first + 336i] = advance(mine[4i], acc[4i], params.dt);
+    }
+    if (first + 420i < n) {
+      step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_next[first + 420i] = advance(mine[5i], acc[5i], params.dt);
+    }
+  }
+}
