@@ -843,8 +843,8 @@ export function backendUnsupported(kernelCase: KernelCase, library: KernelLibrar
 }
 
 /**
- * The cases named in a comma-separated list (all of them for "all" or nothing), or a message naming the unknown
- * ones. An id may pin a build of its kernels: `blur-rgba8@THREADS=256+STRIP=16` runs blur-rgba8 with those
+ * The cases named in a comma-separated list (all of them for "all" or nothing), in the suite's order, or a message
+ * naming the unknown ones. An id may pin a build of its kernels: `blur-rgba8@THREADS=256+STRIP=16` runs blur-rgba8 with those
  * constants changed from the build the case picks itself (the other constants kept), a declared specialization
  * of the example; so a run can time several builds beside each other in one process (bench kernels, the
  * PyTorch plan) without a case written for each.
@@ -869,7 +869,9 @@ export function resolveCases(list: string | undefined): readonly KernelCase[] | 
     resolved.push(pinnedCase(base, id, overrides));
   }
   if (unknown.length > 0) return `unknown kernel(s) ${unknown.map((id) => `'${id}'`).join(", ")}; the suite has ${kernelCases.map((c) => c.id).join(", ")}`;
-  return resolved;
+  // In the suite's order, each pinned build after its case's others (as listed): a run's table reads as the suite.
+  const rank = (c: KernelCase) => kernelCases.findIndex((k) => k.id === c.id.split("@")[0]);
+  return resolved.map((c, i) => ({ c, i })).sort((a, b) => rank(a.c) - rank(b.c) || a.i - b.i).map(({ c }) => c);
 }
 
 /** `THREADS=256+STRIP=16` → { THREADS: 256, STRIP: 16 } (numbers, true/false, else strings such as a type). */
