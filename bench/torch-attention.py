@@ -348,9 +348,10 @@ def main(argv=None):
                                  "sampledPairs": pairs, "sampledRows": int(rows.numel()), "rounds": args.rounds, "forwardFlops": flops, "rows": rows_out})
         del q, k, v, do, do_sampled, refs
         torch.cuda.empty_cache()
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=1)
-        f.write("\n")
+        # After every shape, so that a run cut short by its time limit keeps the shapes it finished.
+        with open(args.out, "w") as f:
+            json.dump(report, f, indent=1)
+            f.write("\n")
     return 0
 
 

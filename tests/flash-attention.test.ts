@@ -4,8 +4,9 @@
  * bf16 inputs (softmax(scale·Q·Kᵀ)·V per head, causal or not), on fresh random inputs each run with O poisoned
  * with NaN, at head dims 64 and 128, several key tiles (so the online softmax's rescaling runs), two heads,
  * plain and checked mode; and the same through `attention()` (runtime/attention.ts), which makes the tensor maps.
- * The variant that keeps P in registers (examples/flash-attention-regp.ts) and the one that also takes the
- * consumers' multiplies in turns (examples/flash-attention-pingpong.ts) the same way, and bit for bit equal to the
+ * The variant that keeps P in registers (examples/flash-attention-regp.ts), the one that also takes the
+ * consumers' multiplies in turns (examples/flash-attention-pingpong.ts) and the one that overlaps each consumer's
+ * softmax with its previous P·V (examples/flash-attention-overlap.ts) the same way, and bit for bit equal to the
  * plain kernel on the same inputs: P is rounded to bf16 the same way and the emulation adds in the same order.
  */
 
@@ -20,6 +21,7 @@ const file = path.join(repoRoot, "examples", "flash-attention.ts");
 const pipelinedFile = path.join(repoRoot, "examples", "flash-attention-pipelined.ts");
 const regPFile = path.join(repoRoot, "examples", "flash-attention-regp.ts");
 const pingPongFile = path.join(repoRoot, "examples", "flash-attention-pingpong.ts");
+const overlapFile = path.join(repoRoot, "examples", "flash-attention-overlap.ts");
 let library: KernelLibrary | undefined;
 
 /** softmax(scale·Q·Kᵀ (masked above the diagonal when causal))·V in float64, for each head; rows of D. */
@@ -63,10 +65,12 @@ describe("flash-attention on the CPU backend", () => {
     { d: 64, causal: false, checked: true, name: "flashAttentionRegP" },
     // The two consumers' multiplies in turns (examples/flash-attention-pingpong.ts).
     { d: 64, causal: true, checked: true, name: "flashAttentionPingPong" },
+    // Each consumer's softmax overlapped with its previous P·V (examples/flash-attention-overlap.ts).
+    { d: 128, causal: false, checked: true, name: "flashAttentionOverlap" },
   ];
   for (const { d, causal, checked, name } of cases) {
     it(`${name}, D = ${d}, ${causal ? "causal" : "not causal"}: within the bound of a float64 reference${checked ? " (checked mode)" : ""}`, async () => {
-      library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile], ["js"]);
+      library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile], ["js"]);
       const kernel = library.kernels.find((h) => h.description.name === name && h.description.specialization.D === d)!;
       const heads = 2;
       const seq = 384;
@@ -118,8 +122,8 @@ describe("flash-attention on the CPU backend", () => {
 });
 
 describe("flash-attention with P in registers", () => {
-  it("gives the plain kernel's output and log-sum-exps bit for bit, and so does the ping-pong one (D = 64, causal)", async () => {
-    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile], ["js"]);
+  it("gives the plain kernel's output and log-sum-exps bit for bit, and so do the ping-pong and overlapped ones (D = 64, causal)", async () => {
+    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile], ["js"]);
     const d = 64;
     const heads = 1;
     const seq = 256;
@@ -136,18 +140,20 @@ describe("flash-attention with P in registers", () => {
       await device.launch(kernel, { grid: [seq / 128, heads], args: [Q!, K!, V!, O, L, ...maps, seq, Math.fround(1 / 8), 1] });
       return [Array.from((await device.read(O, { bits: true })) as Uint16Array), Array.from((await device.read(L)) as Float32Array)];
     };
-    const [plain, registers, pingPong] = [await run("flashAttention"), await run("flashAttentionRegP"), await run("flashAttentionPingPong")];
+    const [plain, registers, pingPong, overlap] = [await run("flashAttention"), await run("flashAttentionRegP"), await run("flashAttentionPingPong"), await run("flashAttentionOverlap")];
     expect(registers[0]).toEqual(plain[0]);
     expect(registers[1]).toEqual(plain[1]);
     expect(pingPong[0]).toEqual(plain[0]);
     expect(pingPong[1]).toEqual(plain[1]);
+    expect(overlap[0]).toEqual(plain[0]);
+    expect(overlap[1]).toEqual(plain[1]);
     expect(plain[0]!.some((x) => x !== 0 && x !== 0x7fff)).toBe(true);
   });
 });
 
 describe("attention()", () => {
   it("runs the kernel on [batch, heads, seq, headDim] bf16 buffers, within the float64 bound, and refuses what it cannot take", async () => {
-    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile], ["js"]);
+    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile], ["js"]);
     const device = new CpuDevice();
     const shape = { batch: 2, heads: 1, seq: 256, headDim: 64 };
     const n = shape.batch * shape.heads * shape.seq * shape.headDim;

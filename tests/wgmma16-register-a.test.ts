@@ -148,6 +148,36 @@ describe("16-bit wgmma with A from registers on the CPU backend", () => {
 
 });
 
+describe("the CUDA of a wait that leaves some groups running", () => {
+  it("wgmmaWait(1) after S's group and P·V's keeps S final (its reads stay below the wait), not P·V's accumulator, and holds P", () => {
+    const text = `import { fillFragment, fragment, fragmentElement, kernel, shared, wgmma, wgmmaCommit, wgmmaWait } from "tskernel";
+export const k = kernel({ block: [128], targets: ["cuda"] }, (D: Float32Array) => {
+  const Qs = shared.bf16(4096);
+  const Vs = shared.bf16(8192);
+  const S = fragment.accumulator("m64n64k16", "f32", 1);
+  const O = fragment.accumulator("m64n64k16", "f32", 1);
+  const P = fragment.a("m64n64k16", "bf16", 1);
+  fillFragment(S[0], 0);
+  fillFragment(O[0], 0);
+  fillFragment(P[0], 1);
+  wgmma(S[0], Qs, 0, Qs, 0);
+  wgmmaCommit();
+  wgmma(O[0], P[0], Vs, 0, { bMajor: "n", bBoxRows: 64 });
+  wgmmaCommit();
+  wgmmaWait(1);
+  D[0] = fragmentElement(S[0], 0);
+  wgmmaWait(0);
+  D[1] = fragmentElement(O[0], 0);
+});
+`;
+    const result = compileSource(text, { targets: ["cuda"] });
+    expect(result.rendered).toBe("");
+    const cuda = result.files[0]!.cuda!.source;
+    expect(cuda).toMatch(/tsk_wgmma_wait<1>\(\);\s*tsk_wgmma_hold<4>\(P\);\s*tsk_wgmma_keep<32>\(S\);\s*(#line \d+ "[^"]*"\s*)?D\[0\]/);
+    expect(cuda).not.toMatch(/tsk_wgmma_wait<1>\(\);[^D]*tsk_wgmma_keep<32>\(O\)/);
+  });
+});
+
 /** The rendered diagnostics of a kernel body with A fragments of 16 bits (CUDA and JS). */
 function errorsOf(body: string): string {
   const text = `import { fillFragment, fragment, kernel, loadFragment, shared, wgmma, wgmmaCommit, wgmmaWait } from "tskernel";

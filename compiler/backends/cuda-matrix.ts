@@ -350,7 +350,46 @@ export function wgmmaFences(body: readonly Stmt[]): { unfenced: Set<Stmt>; fence
   return { unfenced, fencedLoops };
 }
 
-/** `wgmma(acc[i], a[j], B, offset)`, and the commits and waits; `fence`: whether a wgmma needs its wgmma.fence. */
+/**
+ * The accumulator arrays that a `wgmmaWait(n > 0)` leaves final: where the wait's statement list itself commits
+ * more than n groups before it, every wgmma outside the last n groups is done (groups complete in order), so
+ * every accumulator array that none of the wgmmas of those n groups (in the list, after the commit that opens
+ * them) writes is final there, and gets the keep that `wgmmaWait(0)` gives every accumulator: no read of it moves
+ * above the wait. The accumulators of the pending groups are left alone, as before (a group still writes them).
+ * This is what lets a kernel read S = Q·Kᵀ while P·V, issued after it into other accumulators, still runs
+ * (examples/flash-attention-overlap.ts); where the list does not show the groups, nothing more is kept.
+ */
+export function wgmmaSettled(body: readonly Stmt[]): Map<Stmt, Set<ArrayRef>> {
+  const accumulators = new Set<ArrayRef>();
+  walkStmts(body, (stmt) => stmt.kind === "wgmma" && accumulators.add(stmt.accumulator.array));
+  const settled = new Map<Stmt, Set<ArrayRef>>();
+  const visit = (stmts: readonly Stmt[]) => {
+    stmts.forEach((stmt, i) => {
+      if (stmt.kind !== "wgmmaSync" || stmt.op !== "wait" || stmt.pending === 0) return;
+      const commits = stmts.slice(0, i).flatMap((other, j) => (other.kind === "wgmmaSync" && other.op === "commit" ? [j] : []));
+      if (commits.length <= stmt.pending) return;
+      const pending = new Set<ArrayRef>();
+      walkStmts(stmts.slice(commits[commits.length - stmt.pending - 1]! + 1, i), (inner) => inner.kind === "wgmma" && pending.add(inner.accumulator.array));
+      const done = new Set([...accumulators].filter((array) => !pending.has(array)));
+      if (done.size > 0) settled.set(stmt, done);
+    });
+  };
+  walkStmts(body, (stmt) => {
+    if (stmt.kind === "if") {
+      visit(stmt.then);
+      visit(stmt.else);
+    } else if (stmt.kind === "for" || stmt.kind === "while" || stmt.kind === "block") {
+      visit(stmt.body);
+    }
+  });
+  visit(body);
+  return settled;
+}
+
+/**
+ * `wgmma(acc[i], a[j], B, offset)`, and the commits and waits; `fence`: whether a wgmma needs its wgmma.fence;
+ * `settled`: the accumulators' names that a `wgmmaWait(n > 0)` leaves final (wgmmaSettled).
+ */
 export function cudaWarpgroup(
   stmt: WgmmaStmt | WgmmaSyncStmt,
   element: (array: ArrayRef, index: Expr) => string,
@@ -358,10 +397,14 @@ export function cudaWarpgroup(
   name: (array: ArrayRef) => string,
   fragments: readonly WarpgroupFragment[],
   fence = true,
+  settled: ReadonlySet<string> = new Set(),
 ): string[] {
   if (stmt.kind === "wgmmaSync") {
     if (stmt.op === "commit") return ["tsk_wgmma_commit();"];
-    const pinned = stmt.pending === 0 ? fragments.filter((f) => f.role === "accumulator").map((f) => `tsk_wgmma_keep<${f.size}>(${f.name});`) : fragments.filter((f) => f.role === "a").map((f) => `tsk_wgmma_hold<${f.size}>(${f.name});`);
+    const pinned =
+      stmt.pending === 0
+        ? fragments.filter((f) => f.role === "accumulator").map((f) => `tsk_wgmma_keep<${f.size}>(${f.name});`)
+        : [...fragments.filter((f) => f.role === "a").map((f) => `tsk_wgmma_hold<${f.size}>(${f.name});`), ...fragments.filter((f) => f.role === "accumulator" && settled.has(f.name)).map((f) => `tsk_wgmma_keep<${f.size}>(${f.name});`)];
     return [`tsk_wgmma_wait<${stmt.pending}>();`, ...pinned];
   }
   const shape = stmt.accumulator.array.fragment!.shape;

@@ -31,7 +31,7 @@ import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
-import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, type WarpgroupFragment } from "./cuda-matrix.ts";
+import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, wgmmaSettled, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
 import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storesTiles, type ProxyFences } from "./cuda-barriers.ts";
 
@@ -272,7 +272,8 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: (unit.sharedSizes.get(array)?.[0] ?? 0) / (isWarpgroupA16(array) ? 2 : 1), role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
     const proxy = { afterWait: usesWgmma(kernel.body) && writesWgmmaOperands(kernel.body), beforeArrive: storesTiles(kernel.body) };
-    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), vectors });
+    const settled = new Map([...wgmmaSettled(kernel.body)].map(([stmt, arrays]) => [stmt, new Set([...arrays].map((array) => names.lookup(array)))]));
+    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), settled, vectors });
     out.dedent();
     out.line("}");
   }
@@ -361,6 +362,8 @@ interface StmtContext {
   readonly warpgroupFragments: readonly WarpgroupFragment[];
   /** The threads of the kernel's fixed block, if it fixes one (setMaxRegisters needs it). */
   readonly threads?: number;
+  /** The accumulators' names that each `wgmmaWait(n > 0)` leaves final (cuda-matrix.ts, wgmmaSettled). */
+  readonly settled?: ReadonlyMap<Stmt, ReadonlySet<string>>;
   /** Where the kernel's wgmmas need no wgmma.fence, and the loops of wgmmas that get one before them. */
   readonly fences?: ReturnType<typeof wgmmaFences>;
   readonly vectors: CudaVectors;
@@ -726,7 +729,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     matrix: (stmt) => {
       const element = (array: ArrayRef, index: Expr) => `${context.names.lookup(array)}[${context.printer.print(index)}]`;
       if (stmt.kind === "mma") return [cudaMma(stmt, element)];
-      return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments, !context.fences?.unfenced.has(stmt));
+      return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments, !context.fences?.unfenced.has(stmt), context.settled?.get(stmt));
     },
     barrierOp: (stmt) => {
       if (stmt.kind === "barrierOp") return cudaBarrierOp(stmt, context.names.lookup(stmt.barriers), (expr) => context.printer.print(expr), context.proxy);
