@@ -37,7 +37,8 @@ export const packageKernelFiles: readonly string[] = [
   "examples/sgemm-wgmma-ws.ts",
   "examples/hgemm-tiled.ts",
   "examples/hgemm-wgmma-ws.ts",
-  "examples/flash-attention.ts",
+  // attention()'s forward (runtime/attention.ts, attentionForwardKernel) and its backward.
+  "examples/flash-attention-regp.ts",
   "examples/flash-attention-backward.ts",
 ];
 
