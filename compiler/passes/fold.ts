@@ -58,9 +58,13 @@ export function foldExpr(expr: Expr): Expr {
   return mapExpr(expr, foldExprNode);
 }
 
-export function foldStmts(stmts: readonly Stmt[]): Stmt[] {
+/**
+ * `known`: variables whose value is given (unrolling's induction variable in one copy of the body), replaced by
+ * their literal in the same pass that folds, so that a copy is made and folded in one walk.
+ */
+export function foldStmts(stmts: readonly Stmt[], known?: ReadonlyMap<Variable, LiteralExpr>): Stmt[] {
   // Statements are mapped in program order, so a constant is known before any use of it is mapped.
-  const constants = new Map<Variable, LiteralExpr>();
+  const constants = new Map<Variable, LiteralExpr>(known);
   return mapStmts(stmts, {
     expr: (expr) => {
       const constant = expr.kind === "variable" ? constants.get(expr.variable) : undefined;

@@ -7,7 +7,7 @@
  * `#pragma unroll` instead.
  */
 
-import { declaredVariables, type Expr, type ForStmt, type ScalarType, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, type ForStmt, type LiteralExpr, type ScalarType, type Stmt, type Variable } from "../ir/ir.ts";
 import { exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { evalBinary } from "../ir/semantics.ts";
 import { foldStmts } from "./fold.ts";
@@ -38,12 +38,9 @@ export function unrollLoops(stmts: readonly Stmt[], options: { select?: (loop: F
       // A body that declares nothing at its top level can be spliced in; otherwise each copy keeps a scope.
       const needsScope = stmt.body.some((s) => declaredVariables(s).length > 0);
       return trips.flatMap((value): Stmt[] => {
-        const copy = foldStmts(
-          mapStmts(stmt.body, {
-            expr: (expr: Expr): Expr =>
-              expr.kind === "variable" && expr.variable === variable ? { kind: "literal", type: expr.type as ScalarType, value, span: expr.span } : expr,
-          }),
-        );
+        // One walk makes the copy: the induction variable becomes its value (each use keeping its span) and the
+        // copy folds. (A walk to substitute and another to fold took about a tenth of an editor compile.)
+        const copy = foldStmts(stmt.body, new Map([[variable, { kind: "literal", type: variable.type as ScalarType, value, span: stmt.span } as LiteralExpr]]));
         return needsScope ? [{ kind: "block", body: copy, span: stmt.span }] : copy;
       });
     },
