@@ -118,7 +118,7 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   var b_held: f32 = 0.0f;
   var c_held: f32 = 0.0f;
   var d_held: f32 = 0.0f;
-  if (vectors_tsk_check(u32(i) < tsk_length_x && u32(i) + 3u < tsk_length_x, 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)) {
+  if (vectors_tsk_check(u32(i) + 3u < tsk_length_x, 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)) {
     let vector: vec4<f32> = vectors_x[u32(i) / 4u];
     let a_checked: f32 = vector.x;
     let b_checked: f32 = vector.y;
@@ -133,7 +133,7 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   let b: f32 = b_held;
   let c: f32 = c_held;
   let d: f32 = d_held;
-  if (vectors_tsk_check(u32(i) < tsk_length_out && u32(i) + 3u < tsk_length_out, 1u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
+  if (vectors_tsk_check(u32(i) + 3u < tsk_length_out, 1u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
     vectors_out[u32(i) / 4u] = vec4<f32>(d, c, b, a);
   }
 }

@@ -116,10 +116,11 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
   const accessCheck = (array: ArrayRef, indices: readonly Expr[], access: "read of" | "write to" | "atomic on", at: Span, lanes = 1): Expr | undefined => {
     if (!checkable(array)) return undefined;
     const signed: [boolean, boolean] = [indices[0]!.type === "i32", indices[1]?.type === "i32"];
+    // A vector access's last element: its start is a multiple of its lanes (a power of two, checked first or
+    // proven), so start + lanes − 1 does not wrap and being below the length covers the whole range.
     const within = (index: Expr, length: Expr, extra: number): Expr => {
       const start = asU32(index);
-      const first = bin("lt", "bool", start, length);
-      return extra === 0 ? first : bin("logand", "bool", first, bin("lt", "bool", bin("add", "u32", start, u32(extra, at)), length));
+      return bin("lt", "bool", extra === 0 ? start : bin("add", "u32", start, u32(extra, at)), length);
     };
     const last = indices.length - 1;
     if (array.space === "global") {
