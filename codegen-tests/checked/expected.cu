@@ -107,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(32) vectors(float* out, float* x, u
   float b_held = 0.0f;
   float c_held = 0.0f;
   float d_held = 0.0f;
-  if (tsk_check(tsk_errors, tsk_launch, 0u, (unsigned int)i < tsk_length_x && (unsigned int)i + 3u < tsk_length_x, (unsigned int)i, tsk_length_x)) {
+  if (tsk_check(tsk_errors, tsk_launch, 0u, (unsigned int)i + 3u < tsk_length_x, (unsigned int)i, tsk_length_x)) {
     const float4 vector = *reinterpret_cast<const float4*>(&x[i]);
     const float a_checked = vector.x;
     const float b_checked = vector.y;
@@ -123,7 +123,7 @@ extern "C" __global__ void __launch_bounds__(32) vectors(float* out, float* x, u
   const float c = c_held;
   const float d = d_held;
 #line 30 "codegen-tests/checked/kernel.ts"
-  if (tsk_check(tsk_errors, tsk_launch, 1u, (unsigned int)i < tsk_length_out && (unsigned int)i + 3u < tsk_length_out, (unsigned int)i, tsk_length_out)) {
+  if (tsk_check(tsk_errors, tsk_launch, 1u, (unsigned int)i + 3u < tsk_length_out, (unsigned int)i, tsk_length_out)) {
     *reinterpret_cast<float4*>(&out[i]) = make_float4(d, c, b, a);
   }
 }

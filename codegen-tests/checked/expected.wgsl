@@ -114,26 +114,17 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   let tsk_length_out: u32 = vectors_params.tsk_length_out;
   let tsk_length_x: u32 = vectors_params.tsk_length_x;
   let i: i32 = (i32(group_id.x) * 32i + i32(local_id.x)) * 4i;
-  var a_held: f32 = 0.0f;
-  var b_held: f32 = 0.0f;
-  var c_held: f32 = 0.0f;
-  var d_held: f32 = 0.0f;
-  if (vectors_tsk_check(u32(i) < tsk_length_x && u32(i) + 3u < tsk_length_x, 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)) {
-    let vector: vec4<f32> = vectors_x[u32(i) / 4u];
-    let a_checked: f32 = vector.x;
-    let b_checked: f32 = vector.y;
-    let c_checked: f32 = vector.z;
-    let d_checked: f32 = vector.w;
-    a_held = a_checked;
-    b_held = b_checked;
-    c_held = c_checked;
-    d_held = d_checked;
-  }
-  let a: f32 = a_held;
-  let b: f32 = b_held;
-  let c: f32 = c_held;
-  let d: f32 = d_held;
-  if (vectors_tsk_check(u32(i) < tsk_length_out && u32(i) + 3u < tsk_length_out, 1u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
+  let in_range: bool = vectors_tsk_check(u32(i) + 3u < tsk_length_x, 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id);
+  let vector: vec4<f32> = vectors_x[u32(i) / 4u];
+  let a_loaded: f32 = vector.x;
+  let b_loaded: f32 = vector.y;
+  let c_loaded: f32 = vector.z;
+  let d_loaded: f32 = vector.w;
+  let a: f32 = select(0.0f, a_loaded, in_range);
+  let b: f32 = select(0.0f, b_loaded, in_range);
+  let c: f32 = select(0.0f, c_loaded, in_range);
+  let d: f32 = select(0.0f, d_loaded, in_range);
+  if (vectors_tsk_check(u32(i) + 3u < tsk_length_out, 1u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
     vectors_out[u32(i) / 4u] = vec4<f32>(d, c, b, a);
   }
 }

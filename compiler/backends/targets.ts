@@ -129,8 +129,9 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     // WGSL has vectors and structs.
     scalarizeVectors: false,
     // `select` evaluates both sides; a barrier or subgroup operation that part of the workgroup misses cannot
-    // be counted (Tint's uniformity analysis refuses what the compiler's does not).
-    checks: { eagerSelect: true, divergence: false },
+    // be counted (Tint's uniformity analysis refuses what the compiler's does not). An access past an array's
+    // end stays inside it (robust buffer access), so a checked vector load needs no branch around it.
+    checks: { eagerSelect: true, divergence: false, boundedLoads: true },
   },
   js: {
     name: "js",

@@ -38,6 +38,12 @@ export interface CheckOptions {
   readonly eagerSelect: boolean;
   /** Barriers record the threads that miss them (CUDA: `__syncthreads_count`). */
   readonly divergence: boolean;
+  /**
+   * A load past an array's end is harmless (WGSL: robust buffer access, bounded workgroup and private
+   * accesses): a checked vector load runs whatever its check says and its values are chosen after, with no
+   * branch around it.
+   */
+  readonly boundedLoads?: boolean;
   /** The kernel's fixed block shape, where it has one: thread indices below it (passes/index-ranges.ts). */
   readonly block?: readonly [number, number, number];
 }
@@ -116,10 +122,11 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
   const accessCheck = (array: ArrayRef, indices: readonly Expr[], access: "read of" | "write to" | "atomic on", at: Span, lanes = 1): Expr | undefined => {
     if (!checkable(array)) return undefined;
     const signed: [boolean, boolean] = [indices[0]!.type === "i32", indices[1]?.type === "i32"];
+    // A vector access's last element: its start is a multiple of its lanes (a power of two, checked first or
+    // proven), so start + lanes − 1 does not wrap and being below the length covers the whole range.
     const within = (index: Expr, length: Expr, extra: number): Expr => {
       const start = asU32(index);
-      const first = bin("lt", "bool", start, length);
-      return extra === 0 ? first : bin("logand", "bool", first, bin("lt", "bool", bin("add", "u32", start, u32(extra, at)), length));
+      return bin("lt", "bool", extra === 0 ? start : bin("add", "u32", start, u32(extra, at)), length);
     };
     const last = indices.length - 1;
     if (array.space === "global") {
@@ -201,6 +208,21 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
         const lanes = s.targets.length;
         const ok = both(alignmentCheck(s.array, s.indices, lanes, s.span), accessCheck(s.array, s.indices, "read of", s.span, lanes));
         if (!ok) return s;
+        if (options.boundedLoads) {
+          // The check, the load into temporaries, then each target its temporary or 0.
+          const inRange: Variable = { kind: "variable", name: "in_range", type: "bool", mutable: false, span: s.span };
+          const loaded = s.targets.map((target): Variable => ({ ...target, name: `${target.name}_loaded`, mutable: false }));
+          return [
+            { kind: "declare", variable: inRange, init: ok, span: s.span },
+            { ...s, targets: loaded },
+            ...s.targets.map((variable, i): Stmt => ({
+              kind: "declare",
+              variable,
+              init: { kind: "select", type: variable.type, condition: read(inRange, s.span), whenTrue: read(loaded[i]!, s.span), whenFalse: zeroOf(variable.type, s.span), span: s.span },
+              span: s.span,
+            })),
+          ];
+        }
         // The targets are declared after the check, from temporaries that stay 0 where it failed.
         const inner = s.targets.map((target): Variable => ({ ...target, name: `${target.name}_checked` }));
         const held = s.targets.map((target): Variable => ({ ...target, name: `${target.name}_held`, mutable: true }));
