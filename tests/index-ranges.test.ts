@@ -29,6 +29,13 @@ describe("checks that surely hold are left out", () => {
   it("arithmetic that wraps knows nothing of its result", () => {
     expect(remaining("const a = local.f32(8); const b = local.f32(8);\nconst t = threadIdx.x;\na[t % 8] = 1; b[(t + 2147483647) % 8] = 1;\nout[t] = a[(t * 3) % 8] + b[1];")).toEqual(["b"]);
   });
+  it("a variable that only takes values in range (a stage switched by `stage = 1 - stage`) needs none; one that grows, or leaves the range, keeps its check", () => {
+    expect(
+      remaining(
+        "const halves = shared.f32(2, 64); const grown = local.f32(4); const wide = local.f32(2);\nlet stage = 0; let count = 0; let flip = 0;\nfor (let k = 0; k < n; k++) {\n  halves[stage][threadIdx.x] = 1; halves[1 - stage][threadIdx.x] = 2;\n  stage = 1 - stage; count += 1; flip = 2 - flip;\n  grown[count & 3] = 1; wide[0] = grown[count];\n}\nsyncThreads();\nout[threadIdx.x] = halves[stage][threadIdx.x] + wide[flip];",
+      ),
+    ).toEqual(["grown", "wide"]);
+  });
   it("a vector access's start that is a multiple of 4 by construction is not checked for alignment; one that may not be is", () => {
     expect(remaining("const tile = shared.f32(256);\nconst t = threadIdx.x;\nconst [a, b, c, d] = load4(tile, t * 4);\nconst [e, f, g, h] = load4(tile, t * 2);\nout[t] = a + b + c + d + e + f + g + h;")).toEqual(["misaligned-vector-access tile"]);
   });

@@ -8,7 +8,8 @@
  * The facts come from one walk over the body: a fixed block's thread indices (0 … size − 1), a subgroup's size
  * (1 … 128) and lane (0 … 127); a `const` local,
  * from its initializer (joined over every declaration of the same variable, which unrolling repeats); a loop
- * counter of `for (let i = a; i < b; i += s)` (s > 0 a literal, i assigned nowhere else), from a and b; every
+ * counter of `for (let i = a; i < b; i += s)` (s > 0 a literal, i assigned nowhere else), from a and b; a
+ * variable given several values (`stage = 1 - stage`), from the join of them all once it settles (settle); every
  * other variable, parameter or value is anything its type holds. The arithmetic is exact (JavaScript numbers on
  * values below 2^33): an operation whose exact result could leave its type's range, where WGSL and CUDA wrap,
  * gives the whole range. Multiples of powers of two survive wrapping, so they are kept there.
@@ -16,7 +17,7 @@
 
 import type { Expr, ForStmt, ScalarType, Stmt, Variable } from "../ir/ir.ts";
 import { declaredVariables } from "../ir/ir.ts";
-import { walkStmts } from "../ir/rewrite.ts";
+import { walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** An integer's interval [lo, hi] and a power of two it is a multiple of (`align`, at most 2^31). */
 export interface Fact {
@@ -85,6 +86,15 @@ function counterOf(loop: ForStmt): Counter | undefined {
   return { variable, start: declare.init, bound: condition.right, inclusive: condition.op === "le", step };
 }
 
+/** Whether `expr` reads `variable`. */
+function mentions(expr: Expr, variable: Variable): boolean {
+  let found = false;
+  walkExpr(expr, (e) => {
+    if (e.kind === "variable" && e.variable === variable) found = true;
+  });
+  return found;
+}
+
 export class IndexRanges {
   private readonly variables = new Map<Variable, Fact>();
 
@@ -103,15 +113,67 @@ export class IndexRanges {
         if (counter) loopUpdates.set(counter.variable, (loopUpdates.get(counter.variable) ?? 0) + 1);
       } else if (stmt.kind !== "declare") for (const variable of declaredVariables(stmt)) unknown.add(variable);
     });
+    // Variables declared with a value and assigned elsewhere too (not loop counters): each value they are given.
+    const values = new Map<Variable, Expr[]>();
+    const counters = new Set<Variable>();
     walkStmts(body, (stmt) => {
       if (stmt.kind === "for") {
         // A counter that only its loops' updates assign.
         const counter = counterOf(stmt);
-        if (counter && !unknown.has(counter.variable) && assignments.get(counter.variable) === loopUpdates.get(counter.variable)) this.note(counter.variable, this.counterFact(counter));
+        if (counter && !unknown.has(counter.variable) && assignments.get(counter.variable) === loopUpdates.get(counter.variable)) {
+          this.note(counter.variable, this.counterFact(counter));
+          counters.add(counter.variable);
+        }
       } else if (stmt.kind === "declare" && stmt.init && !unknown.has(stmt.variable) && !assignments.has(stmt.variable)) {
         this.note(stmt.variable, this.of(stmt.init));
       }
     });
+    walkStmts(body, (stmt) => {
+      if (stmt.kind === "declare" && stmt.init && assignments.has(stmt.variable)) values.set(stmt.variable, [...(values.get(stmt.variable) ?? []), stmt.init]);
+      else if (stmt.kind === "assign" && assignments.has(stmt.variable)) {
+        // `x op= e` gives x the value x op e; an assignment to a part of it (a lane, a field) says nothing.
+        const value: Expr | undefined = stmt.path ? undefined : stmt.op ? { kind: "binary", op: stmt.op, left: { kind: "variable", variable: stmt.variable, type: stmt.variable.type, span: stmt.span }, right: stmt.value, type: stmt.variable.type, span: stmt.span } as Expr : stmt.value;
+        if (value) values.set(stmt.variable, [...(values.get(stmt.variable) ?? []), value]);
+        else unknown.add(stmt.variable);
+      }
+    });
+    this.settle([...values].filter(([variable]) => !unknown.has(variable) && !counters.has(variable)));
+  }
+
+  /**
+   * The facts of variables given several values (`stage = 1 - stage` between two halves of a double buffer):
+   * the join of every value they are given, evaluated with the facts so far, until a round changes nothing (then
+   * each value any of them can be given lies in its fact, so the facts hold at every point).
+   */
+  private settle(candidates: readonly (readonly [Variable, readonly Expr[]])[]): void {
+    if (candidates.length === 0) return;
+    // A fact that grew in this many rounds (a counter kept by hand) becomes its type's whole range, so that the
+    // others can still settle; a variable whose fact cannot settle (after 16 rounds) knows nothing.
+    const patience = 4;
+    const grew = new Map<Variable, number>();
+    for (let round = 0; round < 16; round++) {
+      let changed = false;
+      for (const [variable, given] of candidates) {
+        const known = this.variables.get(variable);
+        // In the first round a variable's own value stands for nothing yet: its initial values start it.
+        let fact: Fact | undefined;
+        for (const value of given) {
+          if (!known && mentions(value, variable)) continue;
+          const next = this.of(value);
+          fact = fact ? join(fact, next) : next;
+        }
+        if (!fact) continue;
+        const joined = known ? join(known, fact) : fact;
+        if (!known || joined.lo !== known.lo || joined.hi !== known.hi || joined.align !== known.align) {
+          const times = (grew.get(variable) ?? 0) + 1;
+          grew.set(variable, times);
+          this.variables.set(variable, times > patience ? anything(variable.type) : joined);
+          changed = true;
+        }
+      }
+      if (!changed) return;
+    }
+    for (const [variable] of candidates) this.variables.delete(variable);
   }
 
   private note(variable: Variable, fact: Fact): void {
