@@ -29,24 +29,32 @@ struct accesses_Params {
 @group(0) @binding(5) var<uniform> accesses_params: accesses_Params;
 var<workgroup> accesses_tile: array<f32, 64>;
 var<workgroup> accesses_grid: array<array<f32, 8>, 8>;
+var<private> accesses_tsk_check_failed: bool;
+var<private> accesses_tsk_check_record: array<u32, 10>;
 fn accesses_tsk_check(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {
-  if (!holds) {
+  if (!holds && !accesses_tsk_check_failed) {
+    accesses_tsk_check_failed = true;
+    accesses_tsk_check_record = array<u32, 10>(site, launch, group.x, group.y, group.z, thread.x, thread.y, thread.z, a, b);
+  }
+  return holds;
+}
+fn accesses_tsk_check_flush() {
+  if (accesses_tsk_check_failed) {
     let slot = atomicAdd(&accesses_tsk_errors[0], 1u);
     if (slot < 8u) {
       let at = 1u + slot * 10u;
-      atomicStore(&accesses_tsk_errors[at + 0u], site);
-      atomicStore(&accesses_tsk_errors[at + 1u], launch);
-      atomicStore(&accesses_tsk_errors[at + 2u], group.x);
-      atomicStore(&accesses_tsk_errors[at + 3u], group.y);
-      atomicStore(&accesses_tsk_errors[at + 4u], group.z);
-      atomicStore(&accesses_tsk_errors[at + 5u], thread.x);
-      atomicStore(&accesses_tsk_errors[at + 6u], thread.y);
-      atomicStore(&accesses_tsk_errors[at + 7u], thread.z);
-      atomicStore(&accesses_tsk_errors[at + 8u], a);
-      atomicStore(&accesses_tsk_errors[at + 9u], b);
+      atomicStore(&accesses_tsk_errors[at + 0u], accesses_tsk_check_record[0]);
+      atomicStore(&accesses_tsk_errors[at + 1u], accesses_tsk_check_record[1]);
+      atomicStore(&accesses_tsk_errors[at + 2u], accesses_tsk_check_record[2]);
+      atomicStore(&accesses_tsk_errors[at + 3u], accesses_tsk_check_record[3]);
+      atomicStore(&accesses_tsk_errors[at + 4u], accesses_tsk_check_record[4]);
+      atomicStore(&accesses_tsk_errors[at + 5u], accesses_tsk_check_record[5]);
+      atomicStore(&accesses_tsk_errors[at + 6u], accesses_tsk_check_record[6]);
+      atomicStore(&accesses_tsk_errors[at + 7u], accesses_tsk_check_record[7]);
+      atomicStore(&accesses_tsk_errors[at + 8u], accesses_tsk_check_record[8]);
+      atomicStore(&accesses_tsk_errors[at + 9u], accesses_tsk_check_record[9]);
     }
   }
-  return holds;
 }
 @compute @workgroup_size(64, 1, 1)
 fn accesses(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
@@ -77,6 +85,7 @@ fn accesses(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgrou
   if (accesses_tsk_check(u32(i) < tsk_length_out, 7u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
     accesses_out[i] = sum + f32(r) + f32(old);
   }
+  accesses_tsk_check_flush();
 }
 
 // Kernel vectors.
@@ -89,24 +98,32 @@ struct vectors_Params {
   tsk_length_x: u32,
 }
 @group(0) @binding(3) var<uniform> vectors_params: vectors_Params;
+var<private> vectors_tsk_check_failed: bool;
+var<private> vectors_tsk_check_record: array<u32, 10>;
 fn vectors_tsk_check(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {
-  if (!holds) {
+  if (!holds && !vectors_tsk_check_failed) {
+    vectors_tsk_check_failed = true;
+    vectors_tsk_check_record = array<u32, 10>(site, launch, group.x, group.y, group.z, thread.x, thread.y, thread.z, a, b);
+  }
+  return holds;
+}
+fn vectors_tsk_check_flush() {
+  if (vectors_tsk_check_failed) {
     let slot = atomicAdd(&vectors_tsk_errors[0], 1u);
     if (slot < 8u) {
       let at = 1u + slot * 10u;
-      atomicStore(&vectors_tsk_errors[at + 0u], site);
-      atomicStore(&vectors_tsk_errors[at + 1u], launch);
-      atomicStore(&vectors_tsk_errors[at + 2u], group.x);
-      atomicStore(&vectors_tsk_errors[at + 3u], group.y);
-      atomicStore(&vectors_tsk_errors[at + 4u], group.z);
-      atomicStore(&vectors_tsk_errors[at + 5u], thread.x);
-      atomicStore(&vectors_tsk_errors[at + 6u], thread.y);
-      atomicStore(&vectors_tsk_errors[at + 7u], thread.z);
-      atomicStore(&vectors_tsk_errors[at + 8u], a);
-      atomicStore(&vectors_tsk_errors[at + 9u], b);
+      atomicStore(&vectors_tsk_errors[at + 0u], vectors_tsk_check_record[0]);
+      atomicStore(&vectors_tsk_errors[at + 1u], vectors_tsk_check_record[1]);
+      atomicStore(&vectors_tsk_errors[at + 2u], vectors_tsk_check_record[2]);
+      atomicStore(&vectors_tsk_errors[at + 3u], vectors_tsk_check_record[3]);
+      atomicStore(&vectors_tsk_errors[at + 4u], vectors_tsk_check_record[4]);
+      atomicStore(&vectors_tsk_errors[at + 5u], vectors_tsk_check_record[5]);
+      atomicStore(&vectors_tsk_errors[at + 6u], vectors_tsk_check_record[6]);
+      atomicStore(&vectors_tsk_errors[at + 7u], vectors_tsk_check_record[7]);
+      atomicStore(&vectors_tsk_errors[at + 8u], vectors_tsk_check_record[8]);
+      atomicStore(&vectors_tsk_errors[at + 9u], vectors_tsk_check_record[9]);
     }
   }
-  return holds;
 }
 @compute @workgroup_size(32, 1, 1)
 fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
@@ -127,6 +144,7 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   if (vectors_tsk_check(u32(i) + 3u < tsk_length_out, 1u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
     vectors_out[u32(i) / 4u] = vec4<f32>(d, c, b, a);
   }
+  vectors_tsk_check_flush();
 }
 
 // Kernel runtimeIndices.
@@ -139,24 +157,32 @@ struct runtimeIndices_Params {
 }
 @group(0) @binding(2) var<uniform> runtimeIndices_params: runtimeIndices_Params;
 var<workgroup> runtimeIndices_grid: array<array<f32, 8>, 4>;
+var<private> runtimeIndices_tsk_check_failed: bool;
+var<private> runtimeIndices_tsk_check_record: array<u32, 10>;
 fn runtimeIndices_tsk_check(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {
-  if (!holds) {
+  if (!holds && !runtimeIndices_tsk_check_failed) {
+    runtimeIndices_tsk_check_failed = true;
+    runtimeIndices_tsk_check_record = array<u32, 10>(site, launch, group.x, group.y, group.z, thread.x, thread.y, thread.z, a, b);
+  }
+  return holds;
+}
+fn runtimeIndices_tsk_check_flush() {
+  if (runtimeIndices_tsk_check_failed) {
     let slot = atomicAdd(&runtimeIndices_tsk_errors[0], 1u);
     if (slot < 8u) {
       let at = 1u + slot * 10u;
-      atomicStore(&runtimeIndices_tsk_errors[at + 0u], site);
-      atomicStore(&runtimeIndices_tsk_errors[at + 1u], launch);
-      atomicStore(&runtimeIndices_tsk_errors[at + 2u], group.x);
-      atomicStore(&runtimeIndices_tsk_errors[at + 3u], group.y);
-      atomicStore(&runtimeIndices_tsk_errors[at + 4u], group.z);
-      atomicStore(&runtimeIndices_tsk_errors[at + 5u], thread.x);
-      atomicStore(&runtimeIndices_tsk_errors[at + 6u], thread.y);
-      atomicStore(&runtimeIndices_tsk_errors[at + 7u], thread.z);
-      atomicStore(&runtimeIndices_tsk_errors[at + 8u], a);
-      atomicStore(&runtimeIndices_tsk_errors[at + 9u], b);
+      atomicStore(&runtimeIndices_tsk_errors[at + 0u], runtimeIndices_tsk_check_record[0]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 1u], runtimeIndices_tsk_check_record[1]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 2u], runtimeIndices_tsk_check_record[2]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 3u], runtimeIndices_tsk_check_record[3]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 4u], runtimeIndices_tsk_check_record[4]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 5u], runtimeIndices_tsk_check_record[5]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 6u], runtimeIndices_tsk_check_record[6]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 7u], runtimeIndices_tsk_check_record[7]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 8u], runtimeIndices_tsk_check_record[8]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 9u], runtimeIndices_tsk_check_record[9]);
     }
   }
-  return holds;
 }
 @compute @workgroup_size(32, 1, 1)
 fn runtimeIndices(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
@@ -175,4 +201,5 @@ fn runtimeIndices(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(wo
   if (runtimeIndices_tsk_check(u32(i32(group_id.x) * 32i + t) < tsk_length_out, 2u, u32(i32(group_id.x) * 32i + t), tsk_length_out, tsk_launch, group_id, local_id)) {
     runtimeIndices_out[i32(group_id.x) * 32i + t] = runtimeIndices_grid[j & 3i][t % 8i] + regs[t % 4i];
   }
+  runtimeIndices_tsk_check_flush();
 }

@@ -41,6 +41,8 @@ export interface CStatementTarget {
   beforeStatement?(span: Span): void;
   /** Lines a target prints before a statement (CUDA: the wgmma.fence before a loop of wgmmas). */
   linesBefore?(stmt: Stmt): readonly string[];
+  /** A line printed before a `return;` of the kernel (WGSL's checked builds: the thread's failed check reported). */
+  readonly beforeReturn?: string;
 }
 
 export function printCStatements(stmts: readonly Stmt[], target: CStatementTarget): void {
@@ -137,6 +139,7 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
       out.line(`${stmt.kind};`);
       return;
     case "return":
+      if (!stmt.value && target.beforeReturn) out.line(target.beforeReturn);
       out.line(stmt.value ? `return ${printer.print(stmt.value)};` : "return;");
       return;
     case "barrier":
