@@ -69,6 +69,21 @@ const languageFile = (() => {
   return () => (cached ??= path.resolve(languageModulePath()));
 })();
 
+/**
+ * Whether a file is the language's: index.ts and the files it re-exports (vectors.ts) sit in one folder. Kept
+ * per parsed file, since every name a kernel uses asks (resolving the path each time was about 1 % of an editor
+ * compile); an edited file is parsed anew, so its entry goes with its old tree.
+ */
+const languageFiles = new WeakMap<ts.SourceFile, boolean>();
+function isLanguageFile(file: SourceFile): boolean {
+  let known = languageFiles.get(file.compilerNode);
+  if (known === undefined) {
+    known = path.dirname(path.resolve(file.getFilePath())) === path.dirname(languageFile());
+    languageFiles.set(file.compilerNode, known);
+  }
+  return known;
+}
+
 /** Resolves an identifier to the tskernel export, global, or user declaration it names. */
 export function originOf(identifier: Identifier): NameOrigin {
   const symbol = identifier.getSymbol();
@@ -88,8 +103,7 @@ export function originOf(identifier: Identifier): NameOrigin {
   const declarations = target.getDeclarations();
   if (declarations.length === 0) return { kind: "unknown" };
   const file = declarations[0]!.getSourceFile();
-  // index.ts and the files it re-exports (vectors.ts) sit in one folder.
-  if (path.dirname(path.resolve(file.getFilePath())) === path.dirname(languageFile())) return { kind: "tskernel", name: target.getName() };
+  if (isLanguageFile(file)) return { kind: "tskernel", name: target.getName() };
   if (file.isFromExternalLibrary() || file.isDeclarationFile()) return { kind: "global", name: target.getName() };
   return { kind: "user", declaration: declarations[0]! };
 }
