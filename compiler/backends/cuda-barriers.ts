@@ -14,12 +14,15 @@
  * its bytes on the barrier; `storeTile` is `cp.async.bulk.tensor.2d` the other way (a bulk group of its own),
  * and `waitTileStores(n)` is `cp.async.bulk.wait_group.read n`. Shared memory written by ordinary stores and
  * read by the copy engine (a tile store's source) must be published to the async proxy by its writers: in a
- * kernel that stores tiles, every barrier arrival (and syncThreads) is preceded by `fence.proxy.async`.
+ * kernel that stores tiles, a barrier arrival (or syncThreads, or the tile store itself) is preceded by
+ * `fence.proxy.async` where this thread may have written shared memory through the generic proxy since its
+ * last such fence (storeFences). An arrival that only releases a stage that the tensor cores or the copy
+ * engine read, as a consumer's of a TMA pipeline, needs none: only writes must be published, not reads.
  * Below sm_90 the operations trap: the runtime builds such modules for sm_90a only (they use wgmma) and
  * nvcc acceptance compiles them for it.
  */
 
-import type { BarrierOpStmt, Expr, SetMaxRegistersStmt, Stmt, TileCopyStmt, TileStoreStmt, TileStoreWaitStmt } from "../ir/ir.ts";
+import type { ArrayRef, BarrierOpStmt, Expr, HelperFunction, SetMaxRegistersStmt, Stmt, TileCopyStmt, TileStoreStmt, TileStoreWaitStmt } from "../ir/ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** The helper functions for the bodies' mbarrier operations and warpgroupIdx, as lines (none if unused). */
@@ -50,6 +53,93 @@ export function storesTiles(body: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(body, (stmt) => stmt.kind === "tileStore" && (found = true));
   return found;
+}
+
+/**
+ * The statements of a kernel that stores tiles before which CUDA prints `fence.proxy.async`: each barrier
+ * arrival, syncThreads and tileStore that a path from the kernel's start reaches with a generic-proxy write to
+ * shared memory (a store, atomic, cp.async or matrix store; a helper call that writes any array) after the last
+ * such fence on it. A forward pass in program order with one flag, "written since the last fence"; a branch
+ * joins its arms by or; a loop's body starts, and the loop ends, dirty when it was dirty on entry or the body
+ * writes anywhere (which covers the back edge, break and continue). Empty for a kernel that stores no tiles.
+ */
+export function storeFences(body: readonly Stmt[]): ReadonlySet<Stmt> {
+  const fenced = new Set<Stmt>();
+  if (!storesTiles(body)) return fenced;
+  const writingHelpers = new Map<HelperFunction, boolean>();
+  const helperWrites = (helper: HelperFunction): boolean => {
+    let known = writingHelpers.get(helper);
+    if (known === undefined) {
+      writingHelpers.set(helper, false);
+      known = writesShared(helper.body, true);
+      writingHelpers.set(helper, known);
+    }
+    return known;
+  };
+  // Whether a statement writes shared memory itself (any array but a private one inside a helper, whose
+  // array parameters may be shared), or through a helper it calls.
+  const writesItself = (stmt: Stmt, inHelper: boolean): boolean => {
+    const shared = (array: ArrayRef) => array.space === "shared" || (inHelper && array.space !== "private");
+    const target = stmt.kind === "store" || stmt.kind === "vectorStore" || stmt.kind === "atomic" ? stmt.array : stmt.kind === "asyncCopy" || stmt.kind === "matrixStore" ? stmt.target : undefined;
+    if (target && shared(target)) return true;
+    let calls = false;
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "call" && helperWrites(e.callee) && (calls = true));
+    return calls;
+  };
+  const writesShared = (stmts: readonly Stmt[], inHelper: boolean): boolean => {
+    let found = false;
+    walkStmts(stmts, (stmt) => writesItself(stmt, inHelper) && (found = true));
+    return found;
+  };
+  // The flag after `stmts`, given it before them; records the fenced statements on the way.
+  const pass = (stmts: readonly Stmt[], dirty: boolean): boolean => {
+    for (const stmt of stmts) {
+      switch (stmt.kind) {
+        case "if": {
+          dirty = writesItself(stmt, false) || dirty;
+          const afterThen = pass(stmt.then, dirty);
+          const afterElse = pass(stmt.else, dirty);
+          dirty = afterThen || afterElse;
+          break;
+        }
+        case "for": {
+          dirty = pass(stmt.init, dirty);
+          const loop = dirty || writesShared(stmt.body, false) || writesShared(stmt.update, false) || writesItself(stmt, false);
+          pass(stmt.update, pass(stmt.body, loop));
+          dirty = loop;
+          break;
+        }
+        case "while": {
+          const loop = dirty || writesShared(stmt.body, false) || writesItself(stmt, false);
+          pass(stmt.body, loop);
+          dirty = loop;
+          break;
+        }
+        case "block":
+          dirty = pass(stmt.body, dirty);
+          break;
+        case "barrier":
+          if (dirty) fenced.add(stmt);
+          dirty = false;
+          break;
+        case "barrierOp":
+          if (stmt.op === "arrive" || stmt.op === "arriveCopies" || stmt.op === "arriveExpect") {
+            if (dirty) fenced.add(stmt);
+            dirty = false;
+          }
+          break;
+        case "tileStore":
+          if (dirty) fenced.add(stmt);
+          dirty = false;
+          break;
+        default:
+          dirty = writesItself(stmt, false) || dirty;
+      }
+    }
+    return dirty;
+  };
+  pass(body, false);
+  return fenced;
 }
 
 const tileStoreHelpers = [
@@ -168,17 +258,17 @@ export function cudaSetMaxRegisters(stmt: SetMaxRegistersStmt, threads: number):
 
 /**
  * Where a kernel's barrier operations need a proxy fence: after each wait when wgmma reads shared memory that
- * ordinary stores or cp.async wrote (the generic proxy), before each arrival when the kernel stores tiles.
+ * ordinary stores or cp.async wrote (the generic proxy), before the arrivals (and tile stores) of storeFences.
  */
 export interface ProxyFences {
   readonly afterWait: boolean;
-  readonly beforeArrive: boolean;
+  readonly beforeArrive: ReadonlySet<Stmt>;
 }
 
 /** The statement of an mbarrier operation, with the proxy fences the kernel needs. */
 export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr: Expr) => string, fences: ProxyFences): string {
   const at = `&${barrier}[${print(stmt.index)}]`;
-  const before = fences.beforeArrive ? "tsk_fence_proxy_async_store(); " : "";
+  const before = fences.beforeArrive.has(stmt) ? "tsk_fence_proxy_async_store(); " : "";
   switch (stmt.op) {
     case "init":
       return `tsk_mbarrier_init(${at}, ${print(stmt.value!)});`;
@@ -193,10 +283,10 @@ export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr
   }
 }
 
-/** `storeTile` and `waitTileStores`. */
-export function cudaTileStore(stmt: TileStoreStmt | TileStoreWaitStmt, name: (array: TileStoreStmt["source"]) => string, print: (expr: Expr) => string): string {
+/** `storeTile` and `waitTileStores`; a store after this thread's own unfenced writes publishes them first. */
+export function cudaTileStore(stmt: TileStoreStmt | TileStoreWaitStmt, name: (array: TileStoreStmt["source"]) => string, print: (expr: Expr) => string, fences: ProxyFences): string {
   if (stmt.kind === "tileStoreWait") return `tsk_wait_tile_stores<${stmt.pending}>();`;
-  return `tsk_store_tile(${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.source)}[${print(stmt.offset)}]);`;
+  return `${fences.beforeArrive.has(stmt) ? "tsk_fence_proxy_async_store(); " : ""}tsk_store_tile(${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.source)}[${print(stmt.offset)}]);`;
 }
 
 /** `copyTile`: the tensor memory accelerator's 2-D box copy into shared memory, completing on the barrier. */

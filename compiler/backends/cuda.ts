@@ -33,7 +33,7 @@ import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
 import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, wgmmaSettled, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
-import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storesTiles, type ProxyFences } from "./cuda-barriers.ts";
+import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storeFences, type ProxyFences } from "./cuda-barriers.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -148,7 +148,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const params = helper.params.map((param) => `${vectors.type(param.type)} ${names.name(param, param.name)}`).join(", ");
     out.line(`__device__ __forceinline__ ${vectors.type(helper.result)} ${helper.name}(${params}) {`);
     out.indent();
-    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: false } });
+    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set() } });
     out.dedent();
     out.line("}");
   }
@@ -170,7 +170,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     lineDirective(helper.span);
     out.line(`__device__ __forceinline__ ${vectors.type(helper.returnType)} ${moduleNames.lookup(helper)}(${params}) {`);
     out.indent();
-    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: false } });
+    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set() } });
     out.dedent();
     out.line("}");
   }
@@ -271,7 +271,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const warpgroupFragments = usesWgmma(kernel.body)
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: (unit.sharedSizes.get(array)?.[0] ?? 0) / (isWarpgroupA16(array) ? 2 : 1), role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
-    const proxy = { afterWait: usesWgmma(kernel.body) && writesWgmmaOperands(kernel.body), beforeArrive: storesTiles(kernel.body) };
+    const proxy = { afterWait: usesWgmma(kernel.body) && writesWgmmaOperands(kernel.body), beforeArrive: storeFences(kernel.body) };
     const settled = new Map([...wgmmaSettled(kernel.body)].map(([stmt, arrays]) => [stmt, new Set([...arrays].map((array) => names.lookup(array)))]));
     printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), settled, vectors });
     out.dedent();
@@ -379,9 +379,10 @@ interface StmtContext {
 function writesWgmmaOperands(body: readonly Stmt[]): boolean {
   const operands = new Set<ArrayRef>();
   walkStmts(body, (stmt) => {
+    // A register A operand (a 16-bit fragment, set by ordinary register writes) is no shared operand.
     if (stmt.kind === "wgmma") {
       operands.add(stmt.b);
-      operands.add(stmt.a.array);
+      if (stmt.a.array.space === "shared") operands.add(stmt.a.array);
     }
   });
   let found = false;
@@ -734,13 +735,13 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     barrierOp: (stmt) => {
       if (stmt.kind === "barrierOp") return cudaBarrierOp(stmt, context.names.lookup(stmt.barriers), (expr) => context.printer.print(expr), context.proxy);
       if (stmt.kind === "tileCopy") return cudaTileCopy(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr));
-      if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") return cudaTileStore(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr));
+      if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") return cudaTileStore(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr), context.proxy);
       if (!context.threads) throw new Error("internal: setMaxRegisters() in a kernel without a fixed block; the validator rejects it (TSK3091)");
       return cudaSetMaxRegisters(stmt, context.threads);
     },
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
     barrier: (stmt) => {
-      const fences = context.proxy.beforeArrive ? "tsk_fence_proxy_async_store(); " : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
+      const fences = context.proxy.beforeArrive.has(stmt) ? "tsk_fence_proxy_async_store(); " : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
       return stmt.check ? checkedBarrier(stmt, fences, context.names) : `${fences}__syncthreads();`;
     },
     // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the

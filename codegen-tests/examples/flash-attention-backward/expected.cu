@@ -382,7 +382,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 152 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 153 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 156 "examples/flash-attention-backward.ts"
@@ -390,7 +390,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 157 "examples/flash-attention-backward.ts"
     if (tid == 0) {
 #line 158 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&kvFull[0], 65536);
+      tsk_mbarrier_arrive_expect(&kvFull[0], 65536);
 #line 159 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -975,7 +975,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 255 "examples/flash-attention-backward.ts"
       if (lane == 0) {
 #line 256 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 258 "examples/flash-attention-backward.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -1354,7 +1354,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 152 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 153 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 156 "examples/flash-attention-backward.ts"
@@ -1362,7 +1362,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 157 "examples/flash-attention-backward.ts"
     if (tid == 0) {
 #line 158 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&kvFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&kvFull[0], 32768);
 #line 159 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -1947,7 +1947,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 255 "examples/flash-attention-backward.ts"
       if (lane == 0) {
 #line 256 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 258 "examples/flash-attention-backward.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -2320,7 +2320,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 340 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 341 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 342 "examples/flash-attention-backward.ts"
@@ -2328,7 +2328,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 343 "examples/flash-attention-backward.ts"
     if (tid == 0) {
 #line 344 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 65536);
+      tsk_mbarrier_arrive_expect(&qFull[0], 65536);
 #line 345 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -2349,7 +2349,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 354 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 355 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 356 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -2716,7 +2716,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 426 "examples/flash-attention-backward.ts"
       if (lane == 0) {
 #line 427 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 429 "examples/flash-attention-backward.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -2948,7 +2948,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 340 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 341 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 342 "examples/flash-attention-backward.ts"
@@ -2956,7 +2956,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 343 "examples/flash-attention-backward.ts"
     if (tid == 0) {
 #line 344 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 345 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -2977,7 +2977,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 354 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 355 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 16384);
+        tsk_mbarrier_arrive_expect(&full[s_1], 16384);
 #line 356 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -3344,7 +3344,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 426 "examples/flash-attention-backward.ts"
       if (lane == 0) {
 #line 427 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 429 "examples/flash-attention-backward.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);

@@ -286,7 +286,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 105 "examples/flash-attention-overlap.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 106 "examples/flash-attention-overlap.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 107 "examples/flash-attention-overlap.ts"
@@ -294,7 +294,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 108 "examples/flash-attention-overlap.ts"
     if (tid == 0) {
 #line 109 "examples/flash-attention-overlap.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 110 "examples/flash-attention-overlap.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -313,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 118 "examples/flash-attention-overlap.ts"
       if (tid == 0) {
 #line 119 "examples/flash-attention-overlap.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+        tsk_mbarrier_arrive_expect(&full[s_1], 65536);
 #line 120 "examples/flash-attention-overlap.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -607,7 +607,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 227 "examples/flash-attention-overlap.ts"
       if (j_1 > 0 && lane == 0) {
 #line 228 "examples/flash-attention-overlap.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[sPrev]);
+        tsk_mbarrier_arrive(&empty[sPrev]);
       }
 #line 230 "examples/flash-attention-overlap.ts"
 #pragma unroll
@@ -895,7 +895,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 105 "examples/flash-attention-overlap.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 106 "examples/flash-attention-overlap.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 107 "examples/flash-attention-overlap.ts"
@@ -903,7 +903,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 108 "examples/flash-attention-overlap.ts"
     if (tid == 0) {
 #line 109 "examples/flash-attention-overlap.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 110 "examples/flash-attention-overlap.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -922,7 +922,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 118 "examples/flash-attention-overlap.ts"
       if (tid == 0) {
 #line 119 "examples/flash-attention-overlap.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 120 "examples/flash-attention-overlap.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1216,7 +1216,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 227 "examples/flash-attention-overlap.ts"
       if (j_1 > 0 && lane == 0) {
 #line 228 "examples/flash-attention-overlap.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[sPrev]);
+        tsk_mbarrier_arrive(&empty[sPrev]);
       }
 #line 230 "examples/flash-attention-overlap.ts"
 #pragma unroll

@@ -279,7 +279,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 111 "examples/flash-attention-pipelined.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 112 "examples/flash-attention-pipelined.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 113 "examples/flash-attention-pipelined.ts"
@@ -287,7 +287,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 114 "examples/flash-attention-pipelined.ts"
     if (tid == 0) {
 #line 115 "examples/flash-attention-pipelined.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 116 "examples/flash-attention-pipelined.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -306,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 124 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 125 "examples/flash-attention-pipelined.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&fullK[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&fullK[s_1], 32768);
 #line 126 "examples/flash-attention-pipelined.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -319,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 131 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 132 "examples/flash-attention-pipelined.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&fullV[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&fullV[s_1], 32768);
 #line 133 "examples/flash-attention-pipelined.ts"
 #pragma unroll
         for (int b_2 = 0; b_2 < 2; b_2++) {
@@ -495,7 +495,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 178 "examples/flash-attention-pipelined.ts"
             if (j_1 > 0) {
 #line 179 "examples/flash-attention-pipelined.ts"
-              tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)j_1 + 2u - 1u) % 2]);
+              tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)j_1 + 2u - 1u) % 2]);
             }
           }
 #line 183 "examples/flash-attention-pipelined.ts"
@@ -1228,7 +1228,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 111 "examples/flash-attention-pipelined.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 112 "examples/flash-attention-pipelined.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 113 "examples/flash-attention-pipelined.ts"
@@ -1236,7 +1236,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 114 "examples/flash-attention-pipelined.ts"
     if (tid == 0) {
 #line 115 "examples/flash-attention-pipelined.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 116 "examples/flash-attention-pipelined.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -1255,7 +1255,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 124 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 125 "examples/flash-attention-pipelined.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&fullK[s_1], 16384);
+        tsk_mbarrier_arrive_expect(&fullK[s_1], 16384);
 #line 126 "examples/flash-attention-pipelined.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1268,7 +1268,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 131 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 132 "examples/flash-attention-pipelined.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&fullV[s_1], 16384);
+        tsk_mbarrier_arrive_expect(&fullV[s_1], 16384);
 #line 133 "examples/flash-attention-pipelined.ts"
 #pragma unroll
         for (int b_2 = 0; b_2 < 1; b_2++) {
@@ -1444,7 +1444,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 178 "examples/flash-attention-pipelined.ts"
             if (j_1 > 0) {
 #line 179 "examples/flash-attention-pipelined.ts"
-              tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)j_1 + 2u - 1u) % 2]);
+              tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)j_1 + 2u - 1u) % 2]);
             }
           }
 #line 183 "examples/flash-attention-pipelined.ts"

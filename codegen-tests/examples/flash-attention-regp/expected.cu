@@ -288,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 108 "examples/flash-attention-regp.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 109 "examples/flash-attention-regp.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 110 "examples/flash-attention-regp.ts"
@@ -296,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 111 "examples/flash-attention-regp.ts"
     if (tid == 0) {
 #line 112 "examples/flash-attention-regp.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 113 "examples/flash-attention-regp.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -311,11 +311,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 119 "examples/flash-attention-regp.ts"
     for (int j = 0; j < tiles; j++) {
 #line 120 "examples/flash-attention-regp.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 121 "examples/flash-attention-regp.ts"
       if (tid == 0) {
 #line 122 "examples/flash-attention-regp.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+        tsk_mbarrier_arrive_expect(&full[s_1], 65536);
 #line 123 "examples/flash-attention-regp.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -396,11 +396,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 151 "examples/flash-attention-regp.ts"
     int phase_1 = 0;
 #line 152 "examples/flash-attention-regp.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 153 "examples/flash-attention-regp.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 154 "examples/flash-attention-regp.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 155 "examples/flash-attention-regp.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -606,7 +606,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 229 "examples/flash-attention-regp.ts"
       if (lane == 0) {
 #line 230 "examples/flash-attention-regp.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 232 "examples/flash-attention-regp.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -793,7 +793,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 257 "examples/flash-attention-regp.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 258 "examples/flash-attention-regp.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 259 "examples/flash-attention-regp.ts"
     if ((tid & 127) == 0) {
 #line 260 "examples/flash-attention-regp.ts"
@@ -861,7 +861,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 108 "examples/flash-attention-regp.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 109 "examples/flash-attention-regp.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 110 "examples/flash-attention-regp.ts"
@@ -869,7 +869,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 111 "examples/flash-attention-regp.ts"
     if (tid == 0) {
 #line 112 "examples/flash-attention-regp.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 113 "examples/flash-attention-regp.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -884,11 +884,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 119 "examples/flash-attention-regp.ts"
     for (int j = 0; j < tiles; j++) {
 #line 120 "examples/flash-attention-regp.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 121 "examples/flash-attention-regp.ts"
       if (tid == 0) {
 #line 122 "examples/flash-attention-regp.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 123 "examples/flash-attention-regp.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -969,11 +969,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 151 "examples/flash-attention-regp.ts"
     int phase_1 = 0;
 #line 152 "examples/flash-attention-regp.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 153 "examples/flash-attention-regp.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 154 "examples/flash-attention-regp.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 155 "examples/flash-attention-regp.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1179,7 +1179,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 229 "examples/flash-attention-regp.ts"
       if (lane == 0) {
 #line 230 "examples/flash-attention-regp.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 232 "examples/flash-attention-regp.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -1366,7 +1366,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 257 "examples/flash-attention-regp.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 258 "examples/flash-attention-regp.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 259 "examples/flash-attention-regp.ts"
     if ((tid & 127) == 0) {
 #line 260 "examples/flash-attention-regp.ts"

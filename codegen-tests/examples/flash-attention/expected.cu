@@ -271,7 +271,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 109 "examples/flash-attention.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 110 "examples/flash-attention.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 111 "examples/flash-attention.ts"
@@ -279,7 +279,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 112 "examples/flash-attention.ts"
     if (tid == 0) {
 #line 113 "examples/flash-attention.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 114 "examples/flash-attention.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -298,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 122 "examples/flash-attention.ts"
       if (tid == 0) {
 #line 123 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+        tsk_mbarrier_arrive_expect(&full[s_1], 65536);
 #line 124 "examples/flash-attention.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -864,7 +864,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 234 "examples/flash-attention.ts"
       if (lane == 0) {
 #line 235 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 237 "examples/flash-attention.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -1117,7 +1117,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 109 "examples/flash-attention.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  tsk_fence_proxy_async(); __syncthreads();
 #line 110 "examples/flash-attention.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 111 "examples/flash-attention.ts"
@@ -1125,7 +1125,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 112 "examples/flash-attention.ts"
     if (tid == 0) {
 #line 113 "examples/flash-attention.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 114 "examples/flash-attention.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -1144,7 +1144,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 122 "examples/flash-attention.ts"
       if (tid == 0) {
 #line 123 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 124 "examples/flash-attention.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1710,7 +1710,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 234 "examples/flash-attention.ts"
       if (lane == 0) {
 #line 235 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 237 "examples/flash-attention.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);

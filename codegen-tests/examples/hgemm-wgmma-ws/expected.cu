@@ -298,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
     }
   }
 #line 103 "examples/hgemm-wgmma-ws.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 104 "examples/hgemm-wgmma-ws.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 107 "examples/hgemm-wgmma-ws.ts"
@@ -326,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
 #line 119 "examples/hgemm-wgmma-ws.ts"
         if (tid == 0) {
 #line 120 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
 #line 121 "examples/hgemm-wgmma-ws.ts"
           tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u)], mapA, (int)((unsigned int)kt * 64u), m0, &full[s_1]);
 #line 122 "examples/hgemm-wgmma-ws.ts"
@@ -1089,7 +1089,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
 #line 186 "examples/hgemm-wgmma-ws.ts"
         if (leader) {
 #line 187 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
+          tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
 #line 188 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
@@ -1697,7 +1697,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
     }
   }
 #line 258 "examples/hgemm-wgmma-ws.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 259 "examples/hgemm-wgmma-ws.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 262 "examples/hgemm-wgmma-ws.ts"
@@ -1725,7 +1725,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
 #line 274 "examples/hgemm-wgmma-ws.ts"
         if (tid == 0) {
 #line 275 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
 #line 276 "examples/hgemm-wgmma-ws.ts"
           tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u)], mapA, (int)((unsigned int)kt * 64u), m0, &full[s_1]);
 #line 277 "examples/hgemm-wgmma-ws.ts"
@@ -2488,7 +2488,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
 #line 341 "examples/hgemm-wgmma-ws.ts"
         if (leader) {
 #line 342 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
+          tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
 #line 343 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
