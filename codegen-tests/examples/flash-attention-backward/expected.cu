@@ -214,6 +214,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionBackwardPre specialized for D = 128; block 128×1×1.
 #line 66 "examples/flash-attention-backward.ts"
 extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_128(const tsk_bf16* __restrict__ O, const tsk_bf16* __restrict__ dO, float* Dsum, int rows) {
@@ -633,7 +635,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 221 "examples/flash-attention-backward.ts"
           const int column = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u);
 #line 222 "examples/flash-attention-backward.ts"
-          float p = exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
+          float p = tsk_exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
 #line 223 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)keys + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u)) > (int)((unsigned int)q0 + (unsigned int)column)) {
 #line 224 "examples/flash-attention-backward.ts"
@@ -651,7 +653,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 231 "examples/flash-attention-backward.ts"
           const int column_1 = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e_1 >> 0) & 1) * 1u + (unsigned int)((e_1 >> 2) & 1) * 8u + (unsigned int)((e_1 >> 3) & 1) * 16u + (unsigned int)((e_1 >> 4) & 1) * 32u);
 #line 232 "examples/flash-attention-backward.ts"
-          const float p_1 = exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
+          const float p_1 = tsk_exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
 #line 233 "examples/flash-attention-backward.ts"
           St[(int)(0u + (unsigned int)e_1)] = p_1; tsk_wgmma_keep<1>(&St[(int)(0u + (unsigned int)e_1)]);
 #line 234 "examples/flash-attention-backward.ts"
@@ -1605,7 +1607,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 221 "examples/flash-attention-backward.ts"
           const int column = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u);
 #line 222 "examples/flash-attention-backward.ts"
-          float p = exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
+          float p = tsk_exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
 #line 223 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)keys + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u)) > (int)((unsigned int)q0 + (unsigned int)column)) {
 #line 224 "examples/flash-attention-backward.ts"
@@ -1623,7 +1625,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 231 "examples/flash-attention-backward.ts"
           const int column_1 = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e_1 >> 0) & 1) * 1u + (unsigned int)((e_1 >> 2) & 1) * 8u + (unsigned int)((e_1 >> 3) & 1) * 16u + (unsigned int)((e_1 >> 4) & 1) * 32u);
 #line 232 "examples/flash-attention-backward.ts"
-          const float p_1 = exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
+          const float p_1 = tsk_exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
 #line 233 "examples/flash-attention-backward.ts"
           St[(int)(0u + (unsigned int)e_1)] = p_1; tsk_wgmma_keep<1>(&St[(int)(0u + (unsigned int)e_1)]);
 #line 234 "examples/flash-attention-backward.ts"
@@ -2531,7 +2533,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #pragma unroll
         for (int e = 0; e < 32; e++) {
 #line 402 "examples/flash-attention-backward.ts"
-          float p = exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
+          float p = tsk_exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
 #line 403 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)key0 + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
 #line 404 "examples/flash-attention-backward.ts"
@@ -2545,7 +2547,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #pragma unroll
         for (int e_1 = 0; e_1 < 32; e_1++) {
 #line 410 "examples/flash-attention-backward.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
 #line 411 "examples/flash-attention-backward.ts"
           S[(int)(0u + (unsigned int)e_1)] = p_1 * (dP[(int)(0u + (unsigned int)e_1)] - ((e_1 & 2) == 0 ? d0 : d1)); tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
         }
@@ -3159,7 +3161,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #pragma unroll
         for (int e = 0; e < 32; e++) {
 #line 402 "examples/flash-attention-backward.ts"
-          float p = exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
+          float p = tsk_exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
 #line 403 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)key0 + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
 #line 404 "examples/flash-attention-backward.ts"
@@ -3173,7 +3175,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #pragma unroll
         for (int e_1 = 0; e_1 < 32; e_1++) {
 #line 410 "examples/flash-attention-backward.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
 #line 411 "examples/flash-attention-backward.ts"
           S[(int)(0u + (unsigned int)e_1)] = p_1 * (dP[(int)(0u + (unsigned int)e_1)] - ((e_1 & 2) == 0 ? d0 : d1)); tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
         }

@@ -235,6 +235,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionOverlap specialized for D = 128, STAGES = 3; block 384×1×1.
 #line 53 "examples/flash-attention-overlap.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128_STAGES_3(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -565,9 +567,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 203 "examples/flash-attention-overlap.ts"
       const float n1 = fmaxf(m1, x1);
 #line 205 "examples/flash-attention-overlap.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 206 "examples/flash-attention-overlap.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 207 "examples/flash-attention-overlap.ts"
       float p0 = 0.0f;
 #line 208 "examples/flash-attention-overlap.ts"
@@ -578,14 +580,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 211 "examples/flash-attention-overlap.ts"
         if ((e_2 & 2) == 0) {
 #line 212 "examples/flash-attention-overlap.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 213 "examples/flash-attention-overlap.ts"
           S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 214 "examples/flash-attention-overlap.ts"
           p0 += p;
         } else {
 #line 216 "examples/flash-attention-overlap.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 217 "examples/flash-attention-overlap.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 218 "examples/flash-attention-overlap.ts"
@@ -1174,9 +1176,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 203 "examples/flash-attention-overlap.ts"
       const float n1 = fmaxf(m1, x1);
 #line 205 "examples/flash-attention-overlap.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 206 "examples/flash-attention-overlap.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 207 "examples/flash-attention-overlap.ts"
       float p0 = 0.0f;
 #line 208 "examples/flash-attention-overlap.ts"
@@ -1187,14 +1189,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 211 "examples/flash-attention-overlap.ts"
         if ((e_2 & 2) == 0) {
 #line 212 "examples/flash-attention-overlap.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 213 "examples/flash-attention-overlap.ts"
           S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 214 "examples/flash-attention-overlap.ts"
           p0 += p;
         } else {
 #line 216 "examples/flash-attention-overlap.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 217 "examples/flash-attention-overlap.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 218 "examples/flash-attention-overlap.ts"

@@ -235,6 +235,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionPingPong specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 49 "examples/flash-attention-pingpong.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -558,9 +560,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 200 "examples/flash-attention-pingpong.ts"
       const float n1 = fmaxf(m1, x1);
 #line 202 "examples/flash-attention-pingpong.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 203 "examples/flash-attention-pingpong.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 204 "examples/flash-attention-pingpong.ts"
       float p0 = 0.0f;
 #line 205 "examples/flash-attention-pingpong.ts"
@@ -571,14 +573,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 208 "examples/flash-attention-pingpong.ts"
         if ((e_2 & 2) == 0) {
 #line 209 "examples/flash-attention-pingpong.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 210 "examples/flash-attention-pingpong.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
 #line 211 "examples/flash-attention-pingpong.ts"
           p0 += p;
         } else {
 #line 213 "examples/flash-attention-pingpong.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 214 "examples/flash-attention-pingpong.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
 #line 215 "examples/flash-attention-pingpong.ts"
@@ -1157,9 +1159,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 200 "examples/flash-attention-pingpong.ts"
       const float n1 = fmaxf(m1, x1);
 #line 202 "examples/flash-attention-pingpong.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 203 "examples/flash-attention-pingpong.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 204 "examples/flash-attention-pingpong.ts"
       float p0 = 0.0f;
 #line 205 "examples/flash-attention-pingpong.ts"
@@ -1170,14 +1172,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 208 "examples/flash-attention-pingpong.ts"
         if ((e_2 & 2) == 0) {
 #line 209 "examples/flash-attention-pingpong.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 210 "examples/flash-attention-pingpong.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
 #line 211 "examples/flash-attention-pingpong.ts"
           p0 += p;
         } else {
 #line 213 "examples/flash-attention-pingpong.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 214 "examples/flash-attention-pingpong.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
 #line 215 "examples/flash-attention-pingpong.ts"

@@ -220,6 +220,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionPipelined specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 55 "examples/flash-attention-pipelined.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -641,9 +643,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 225 "examples/flash-attention-pipelined.ts"
           const float n1 = fmaxf(m1, x1);
 #line 227 "examples/flash-attention-pipelined.ts"
-          const float r0 = exp2f(m0 - n0);
+          const float r0 = tsk_exp2f(m0 - n0);
 #line 228 "examples/flash-attention-pipelined.ts"
-          const float r1 = exp2f(m1 - n1);
+          const float r1 = tsk_exp2f(m1 - n1);
 #line 229 "examples/flash-attention-pipelined.ts"
           float p0 = 0.0f;
 #line 230 "examples/flash-attention-pipelined.ts"
@@ -654,14 +656,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 232 "examples/flash-attention-pipelined.ts"
             if ((e_2 & 2) == 0) {
 #line 233 "examples/flash-attention-pipelined.ts"
-              const float p = exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n0);
+              const float p = tsk_exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n0);
 #line 234 "examples/flash-attention-pipelined.ts"
               S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)((unsigned int)h * 64u + (unsigned int)e_2)]);
 #line 235 "examples/flash-attention-pipelined.ts"
               p0 += p;
             } else {
 #line 237 "examples/flash-attention-pipelined.ts"
-              const float p_1 = exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n1);
+              const float p_1 = tsk_exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n1);
 #line 238 "examples/flash-attention-pipelined.ts"
               S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)((unsigned int)h * 64u + (unsigned int)e_2)]);
 #line 239 "examples/flash-attention-pipelined.ts"
@@ -1590,9 +1592,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 225 "examples/flash-attention-pipelined.ts"
           const float n1 = fmaxf(m1, x1);
 #line 227 "examples/flash-attention-pipelined.ts"
-          const float r0 = exp2f(m0 - n0);
+          const float r0 = tsk_exp2f(m0 - n0);
 #line 228 "examples/flash-attention-pipelined.ts"
-          const float r1 = exp2f(m1 - n1);
+          const float r1 = tsk_exp2f(m1 - n1);
 #line 229 "examples/flash-attention-pipelined.ts"
           float p0 = 0.0f;
 #line 230 "examples/flash-attention-pipelined.ts"
@@ -1603,14 +1605,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 232 "examples/flash-attention-pipelined.ts"
             if ((e_2 & 2) == 0) {
 #line 233 "examples/flash-attention-pipelined.ts"
-              const float p = exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n0);
+              const float p = tsk_exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n0);
 #line 234 "examples/flash-attention-pipelined.ts"
               S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)((unsigned int)h * 64u + (unsigned int)e_2)]);
 #line 235 "examples/flash-attention-pipelined.ts"
               p0 += p;
             } else {
 #line 237 "examples/flash-attention-pipelined.ts"
-              const float p_1 = exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n1);
+              const float p_1 = tsk_exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n1);
 #line 238 "examples/flash-attention-pipelined.ts"
               S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)((unsigned int)h * 64u + (unsigned int)e_2)]);
 #line 239 "examples/flash-attention-pipelined.ts"

@@ -235,6 +235,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionRegP specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 55 "examples/flash-attention-regp.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -541,9 +543,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 194 "examples/flash-attention-regp.ts"
       const float n1 = fmaxf(m1, x1);
 #line 196 "examples/flash-attention-regp.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 197 "examples/flash-attention-regp.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 198 "examples/flash-attention-regp.ts"
       float p0 = 0.0f;
 #line 199 "examples/flash-attention-regp.ts"
@@ -554,14 +556,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 202 "examples/flash-attention-regp.ts"
         if ((e_2 & 2) == 0) {
 #line 203 "examples/flash-attention-regp.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 204 "examples/flash-attention-regp.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
 #line 205 "examples/flash-attention-regp.ts"
           p0 += p;
         } else {
 #line 207 "examples/flash-attention-regp.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 208 "examples/flash-attention-regp.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
 #line 209 "examples/flash-attention-regp.ts"
@@ -1114,9 +1116,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 194 "examples/flash-attention-regp.ts"
       const float n1 = fmaxf(m1, x1);
 #line 196 "examples/flash-attention-regp.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 197 "examples/flash-attention-regp.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 198 "examples/flash-attention-regp.ts"
       float p0 = 0.0f;
 #line 199 "examples/flash-attention-regp.ts"
@@ -1127,14 +1129,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 202 "examples/flash-attention-regp.ts"
         if ((e_2 & 2) == 0) {
 #line 203 "examples/flash-attention-regp.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 204 "examples/flash-attention-regp.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
 #line 205 "examples/flash-attention-regp.ts"
           p0 += p;
         } else {
 #line 207 "examples/flash-attention-regp.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 208 "examples/flash-attention-regp.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
 #line 209 "examples/flash-attention-regp.ts"

@@ -220,6 +220,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttention specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 58 "examples/flash-attention.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -526,9 +528,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 196 "examples/flash-attention.ts"
       const float n1 = fmaxf(m1, x1);
 #line 198 "examples/flash-attention.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 199 "examples/flash-attention.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 200 "examples/flash-attention.ts"
       float p0 = 0.0f;
 #line 201 "examples/flash-attention.ts"
@@ -539,14 +541,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 203 "examples/flash-attention.ts"
         if ((e_2 & 2) == 0) {
 #line 204 "examples/flash-attention.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 205 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 206 "examples/flash-attention.ts"
           p0 += p;
         } else {
 #line 208 "examples/flash-attention.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 209 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 210 "examples/flash-attention.ts"
@@ -1372,9 +1374,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 196 "examples/flash-attention.ts"
       const float n1 = fmaxf(m1, x1);
 #line 198 "examples/flash-attention.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 199 "examples/flash-attention.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 200 "examples/flash-attention.ts"
       float p0 = 0.0f;
 #line 201 "examples/flash-attention.ts"
@@ -1385,14 +1387,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 203 "examples/flash-attention.ts"
         if ((e_2 & 2) == 0) {
 #line 204 "examples/flash-attention.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 205 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 206 "examples/flash-attention.ts"
           p0 += p;
         } else {
 #line 208 "examples/flash-attention.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 209 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 210 "examples/flash-attention.ts"
