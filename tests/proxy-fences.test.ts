@@ -2,7 +2,7 @@
  * Where CUDA publishes ordinary shared-memory writes to the copy engine in a kernel that stores tiles
  * (cuda-barriers.ts, storeFences): `fence.proxy.async` before an arrival, syncThreads or tile store that a
  * path reaches with a write to shared memory since the last such fence, through branches and loops (the back
- * edge included), and none before a consumer's release of a stage it only read. Compile-only: the fence has no
+ * edge, a fixed point, and break), and none before a consumer's release of a stage it only read. Compile-only: the fence has no
  * effect on the CPU backend, and the golden flash-attention kernels show it in place.
  */
 
@@ -63,6 +63,32 @@ export const loop = kernel({ block: [128], targets: ["cuda"] }, (C: BFloat16Arra
     Es[threadIdx.x] = bf16(t);
   }
 });
+
+export const settled = kernel({ block: [128], targets: ["cuda"] }, (C: BFloat16Array, mapC: ReadonlyUint32Array, n: i32) => {
+  const Es = shared.bf16(64 * 64);
+  const vacant = shared.barriers(1);
+  const written = shared.barriers(1);
+  if (threadIdx.x === 0) {
+    initBarrier(vacant, 0, 128);
+    initBarrier(written, 0, 128);
+  }
+  syncThreads();
+  for (let t = 0; t < n; t++) {
+    arriveBarrier(vacant, 0);
+    waitBarrier(vacant, 0, t & 1);
+    Es[threadIdx.x] = bf16(t);
+    if (t === 5) {
+      break;
+    }
+    arriveBarrier(written, 0);
+    waitBarrier(written, 0, t & 1);
+    if (threadIdx.x === 0) {
+      storeTile(C, mapC, 0, 64 * t, Es, 0);
+      waitTileStores(0);
+    }
+  }
+  syncThreads();
+});
 `;
 
 /** The CUDA line of each kernel function that holds `text`, by kernel. */
@@ -79,10 +105,14 @@ describe("proxy fences before arrivals in a kernel that stores tiles (CUDA)", ()
     expect(lines("tsk_mbarrier_arrive_expect(&full[0]").every((line) => !line.includes(fence))).toBe(true);
     // The write in one arm of a branch reaches the arrival after it; the store's own thread wrote again since.
     expect(lines("tsk_mbarrier_arrive(&done[0])").map((line) => line.trim())).toEqual([`${fence} tsk_mbarrier_arrive(&done[0]);`]);
-    expect(lines("tsk_store_tile(mapC").map((line) => line.trim().startsWith(fence))).toEqual([true, false]);
+    expect(lines("tsk_store_tile(mapC").map((line) => line.trim().startsWith(fence))).toEqual([true, false, false]);
     // The first syncThreads of each kernel follows only barrier inits.
-    expect(lines("__syncthreads();").map((line) => line.includes(fence))).toEqual([false, false]);
+    // The last syncThreads follows a break taken after a write.
+    expect(lines("__syncthreads();").map((line) => line.includes(fence))).toEqual([false, false, false, true]);
     // The loop's write reaches the arrival at its top through the back edge.
     expect(lines("tsk_mbarrier_arrive(&ready[0])").map((line) => line.trim())).toEqual([`${fence} tsk_mbarrier_arrive(&ready[0]);`]);
+    // The body's own fenced arrival settles the back edge: the arrival at the top of the next iteration has none.
+    expect(lines("tsk_mbarrier_arrive(&vacant[0])").map((line) => line.trim())).toEqual(["tsk_mbarrier_arrive(&vacant[0]);"]);
+    expect(lines("tsk_mbarrier_arrive(&written[0])").map((line) => line.trim())).toEqual([`${fence} tsk_mbarrier_arrive(&written[0]);`]);
   });
 });

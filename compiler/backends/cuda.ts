@@ -33,7 +33,7 @@ import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
 import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, wgmmaSettled, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
-import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storeFences, type ProxyFences } from "./cuda-barriers.ts";
+import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storeFences, storesTiles, type ProxyFences } from "./cuda-barriers.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -148,7 +148,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const params = helper.params.map((param) => `${vectors.type(param.type)} ${names.name(param, param.name)}`).join(", ");
     out.line(`__device__ __forceinline__ ${vectors.type(helper.result)} ${helper.name}(${params}) {`);
     out.indent();
-    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set() } });
+    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set(), publish: "tsk_fence_proxy_async" } });
     out.dedent();
     out.line("}");
   }
@@ -170,7 +170,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     lineDirective(helper.span);
     out.line(`__device__ __forceinline__ ${vectors.type(helper.returnType)} ${moduleNames.lookup(helper)}(${params}) {`);
     out.indent();
-    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set() } });
+    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set(), publish: "tsk_fence_proxy_async" } });
     out.dedent();
     out.line("}");
   }
@@ -271,7 +271,9 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const warpgroupFragments = usesWgmma(kernel.body)
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: (unit.sharedSizes.get(array)?.[0] ?? 0) / (isWarpgroupA16(array) ? 2 : 1), role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
-    const proxy = { afterWait: usesWgmma(kernel.body) && writesWgmmaOperands(kernel.body), beforeArrive: storeFences(kernel.body) };
+    const wgmmaWrites = usesWgmma(kernel.body) ? writesWgmmaOperands(kernel.body) : { stores: false, copies: false };
+    const stores = storesTiles(kernel.body);
+    const proxy: ProxyFences = { afterWait: wgmmaWrites.copies, beforeArrive: storeFences(kernel.body, stores || wgmmaWrites.stores), publish: stores ? "tsk_fence_proxy_async_store" : "tsk_fence_proxy_async" };
     const settled = new Map([...wgmmaSettled(kernel.body)].map(([stmt, arrays]) => [stmt, new Set([...arrays].map((array) => names.lookup(array)))]));
     printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), settled, vectors });
     out.dedent();
@@ -372,11 +374,12 @@ interface StmtContext {
 }
 
 /**
- * Whether ordinary stores or cp.async write a shared array that wgmma reads: the tensor cores then need each
- * wait (and syncThreads) to publish those writes to the async proxy. Operands that only the tensor memory
- * accelerator fills (copyTile) are written through the async proxy already.
+ * Whether ordinary stores (`stores`) or cp.async (`copies`) write a shared array that wgmma reads: the writers
+ * then publish their stores to the async proxy before they arrive (storeFences), and since cp.async copies land
+ * after the arrival that counts them, each wait (and syncThreads) publishes those. Operands that only the
+ * tensor memory accelerator fills (copyTile) are written through the async proxy already.
  */
-function writesWgmmaOperands(body: readonly Stmt[]): boolean {
+function writesWgmmaOperands(body: readonly Stmt[]): { stores: boolean; copies: boolean } {
   const operands = new Set<ArrayRef>();
   walkStmts(body, (stmt) => {
     // A register A operand (a 16-bit fragment, set by ordinary register writes) is no shared operand.
@@ -385,12 +388,14 @@ function writesWgmmaOperands(body: readonly Stmt[]): boolean {
       if (stmt.a.array.space === "shared") operands.add(stmt.a.array);
     }
   });
-  let found = false;
+  let stores = false;
+  let copies = false;
   walkStmts(body, (stmt) => {
-    const written = stmt.kind === "store" || stmt.kind === "vectorStore" ? stmt.array : stmt.kind === "asyncCopy" || stmt.kind === "matrixStore" ? stmt.target : undefined;
-    if (written && operands.has(written)) found = true;
+    if (stmt.kind === "asyncCopy" && operands.has(stmt.target)) copies = true;
+    const written = stmt.kind === "store" || stmt.kind === "vectorStore" || stmt.kind === "atomic" ? stmt.array : stmt.kind === "matrixStore" ? stmt.target : undefined;
+    if (written && operands.has(written)) stores = true;
   });
-  return found;
+  return { stores, copies };
 }
 
 /** The zero of a type, as its literal prints; a vector's or struct's is `{}` (every lane and field zero). */
@@ -746,7 +751,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     },
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
     barrier: (stmt) => {
-      const fences = context.proxy.beforeArrive.has(stmt) ? "tsk_fence_proxy_async_store(); " : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
+      const fences = context.proxy.beforeArrive.has(stmt) ? `${context.proxy.publish}(); ` : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
       return stmt.check ? checkedBarrier(stmt, fences, context.names) : `${fences}__syncthreads();`;
     },
     // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the
@@ -754,7 +759,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     fence: "__threadfence();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,
-    linesBefore: (stmt) => (context.fences?.fencedLoops.has(stmt) ? ["tsk_wgmma_fence();"] : []),
+    linesBefore: (stmt) => [...(context.fences?.fencedLoops.has(stmt) ? ["tsk_wgmma_fence();"] : []), ...(stmt.kind === "wgmma" && context.proxy.beforeArrive.has(stmt) ? ["tsk_fence_proxy_async();"] : [])],
   });
 }
 

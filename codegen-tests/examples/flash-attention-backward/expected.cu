@@ -384,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 152 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 153 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 156 "examples/flash-attention-backward.ts"
@@ -409,11 +409,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 166 "examples/flash-attention-backward.ts"
     for (int i = first; i < tiles; i++) {
 #line 167 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 168 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 169 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 170 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -531,11 +531,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 201 "examples/flash-attention-backward.ts"
     int readyPhase = 0;
 #line 202 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&kvFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&kvFull[0], 0);
 #line 203 "examples/flash-attention-backward.ts"
     for (int i_1 = first; i_1 < tiles; i_1++) {
 #line 204 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 205 "examples/flash-attention-backward.ts"
       St[0] = 0.0f; tsk_wgmma_keep<1>(&St[0]);
       St[1] = 0.0f; tsk_wgmma_keep<1>(&St[1]);
@@ -941,7 +941,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 239 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 240 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 241 "examples/flash-attention-backward.ts"
       readyPhase ^= 1;
 #line 243 "examples/flash-attention-backward.ts"
@@ -1280,7 +1280,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 272 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 273 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 274 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
 #line 275 "examples/flash-attention-backward.ts"
@@ -1356,7 +1356,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 152 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 153 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 156 "examples/flash-attention-backward.ts"
@@ -1381,11 +1381,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 166 "examples/flash-attention-backward.ts"
     for (int i = first; i < tiles; i++) {
 #line 167 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 168 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 169 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 16384);
+        tsk_mbarrier_arrive_expect(&full[s_1], 16384);
 #line 170 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1503,11 +1503,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 201 "examples/flash-attention-backward.ts"
     int readyPhase = 0;
 #line 202 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&kvFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&kvFull[0], 0);
 #line 203 "examples/flash-attention-backward.ts"
     for (int i_1 = first; i_1 < tiles; i_1++) {
 #line 204 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 205 "examples/flash-attention-backward.ts"
       St[0] = 0.0f; tsk_wgmma_keep<1>(&St[0]);
       St[1] = 0.0f; tsk_wgmma_keep<1>(&St[1]);
@@ -1913,7 +1913,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 239 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 240 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 241 "examples/flash-attention-backward.ts"
       readyPhase ^= 1;
 #line 243 "examples/flash-attention-backward.ts"
@@ -2252,7 +2252,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 272 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 273 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 274 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
 #line 275 "examples/flash-attention-backward.ts"
@@ -2322,7 +2322,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 340 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 341 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 342 "examples/flash-attention-backward.ts"
@@ -2347,7 +2347,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 352 "examples/flash-attention-backward.ts"
     for (int j = 0; j < tiles; j++) {
 #line 353 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 354 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 355 "examples/flash-attention-backward.ts"
@@ -2434,11 +2434,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 384 "examples/flash-attention-backward.ts"
     int readyPhase = 0;
 #line 385 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 386 "examples/flash-attention-backward.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 387 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 388 "examples/flash-attention-backward.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -2694,7 +2694,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 415 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 416 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 417 "examples/flash-attention-backward.ts"
       readyPhase ^= 1;
 #line 419 "examples/flash-attention-backward.ts"
@@ -2882,7 +2882,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 442 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 443 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 444 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
 #line 445 "examples/flash-attention-backward.ts"
@@ -2950,7 +2950,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 340 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 341 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 342 "examples/flash-attention-backward.ts"
@@ -2975,7 +2975,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 352 "examples/flash-attention-backward.ts"
     for (int j = 0; j < tiles; j++) {
 #line 353 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 354 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 355 "examples/flash-attention-backward.ts"
@@ -3062,11 +3062,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 384 "examples/flash-attention-backward.ts"
     int readyPhase = 0;
 #line 385 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 386 "examples/flash-attention-backward.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 387 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 388 "examples/flash-attention-backward.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -3322,7 +3322,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 415 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 416 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 417 "examples/flash-attention-backward.ts"
       readyPhase ^= 1;
 #line 419 "examples/flash-attention-backward.ts"
@@ -3510,7 +3510,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 442 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 443 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 444 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
 #line 445 "examples/flash-attention-backward.ts"

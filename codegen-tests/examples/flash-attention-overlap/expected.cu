@@ -288,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 105 "examples/flash-attention-overlap.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 106 "examples/flash-attention-overlap.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 107 "examples/flash-attention-overlap.ts"
@@ -311,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 116 "examples/flash-attention-overlap.ts"
     for (int j = 0; j < tiles; j++) {
 #line 117 "examples/flash-attention-overlap.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 118 "examples/flash-attention-overlap.ts"
       if (tid == 0) {
 #line 119 "examples/flash-attention-overlap.ts"
@@ -409,11 +409,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 152 "examples/flash-attention-overlap.ts"
     int sPrev = 0;
 #line 153 "examples/flash-attention-overlap.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 154 "examples/flash-attention-overlap.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 155 "examples/flash-attention-overlap.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 156 "examples/flash-attention-overlap.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -831,7 +831,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 273 "examples/flash-attention-overlap.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 274 "examples/flash-attention-overlap.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 275 "examples/flash-attention-overlap.ts"
     if ((tid & 127) == 0) {
 #line 276 "examples/flash-attention-overlap.ts"
@@ -897,7 +897,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 105 "examples/flash-attention-overlap.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 106 "examples/flash-attention-overlap.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 107 "examples/flash-attention-overlap.ts"
@@ -920,7 +920,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 116 "examples/flash-attention-overlap.ts"
     for (int j = 0; j < tiles; j++) {
 #line 117 "examples/flash-attention-overlap.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 118 "examples/flash-attention-overlap.ts"
       if (tid == 0) {
 #line 119 "examples/flash-attention-overlap.ts"
@@ -1018,11 +1018,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 152 "examples/flash-attention-overlap.ts"
     int sPrev = 0;
 #line 153 "examples/flash-attention-overlap.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 154 "examples/flash-attention-overlap.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 155 "examples/flash-attention-overlap.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 156 "examples/flash-attention-overlap.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1440,7 +1440,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 273 "examples/flash-attention-overlap.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 274 "examples/flash-attention-overlap.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 275 "examples/flash-attention-overlap.ts"
     if ((tid & 127) == 0) {
 #line 276 "examples/flash-attention-overlap.ts"

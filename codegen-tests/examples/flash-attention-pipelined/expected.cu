@@ -281,7 +281,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 111 "examples/flash-attention-pipelined.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 112 "examples/flash-attention-pipelined.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 113 "examples/flash-attention-pipelined.ts"
@@ -304,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 122 "examples/flash-attention-pipelined.ts"
     for (int j = 0; j < tiles; j++) {
 #line 123 "examples/flash-attention-pipelined.ts"
-      tsk_mbarrier_wait(&emptyK[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&emptyK[s_1], phase ^ 1);
 #line 124 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 125 "examples/flash-attention-pipelined.ts"
@@ -317,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
         }
       }
 #line 130 "examples/flash-attention-pipelined.ts"
-      tsk_mbarrier_wait(&emptyV[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&emptyV[s_1], phase ^ 1);
 #line 131 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 132 "examples/flash-attention-pipelined.ts"
@@ -398,9 +398,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 159 "examples/flash-attention-pipelined.ts"
     int readyPhase = 0;
 #line 160 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 162 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&fullK[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&fullK[0], 0);
 #line 163 "examples/flash-attention-pipelined.ts"
     S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
     S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -493,7 +493,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 176 "examples/flash-attention-pipelined.ts"
           if (lane == 0) {
 #line 177 "examples/flash-attention-pipelined.ts"
-            tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyK[s_2]);
+            tsk_mbarrier_arrive(&emptyK[s_2]);
 #line 178 "examples/flash-attention-pipelined.ts"
             if (j_1 > 0) {
 #line 179 "examples/flash-attention-pipelined.ts"
@@ -505,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 184 "examples/flash-attention-pipelined.ts"
             const int next = (int)((unsigned int)j_1 + 1u) % 2;
 #line 185 "examples/flash-attention-pipelined.ts"
-            tsk_mbarrier_wait(&fullK[next], ((int)((unsigned int)j_1 + 1u) / 2) & 1); tsk_fence_proxy_async();
+            tsk_mbarrier_wait(&fullK[next], ((int)((unsigned int)j_1 + 1u) / 2) & 1);
 #line 186 "examples/flash-attention-pipelined.ts"
             S[(int)((1u - (unsigned int)h) * 64u)] = 0.0f; tsk_wgmma_keep<1>(&S[(int)((1u - (unsigned int)h) * 64u)]);
             S[(int)((1u - (unsigned int)h) * 64u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&S[(int)((1u - (unsigned int)h) * 64u + 1u)]);
@@ -958,11 +958,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 253 "examples/flash-attention-pipelined.ts"
           tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 254 "examples/flash-attention-pipelined.ts"
-          tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+          tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 255 "examples/flash-attention-pipelined.ts"
           readyPhase ^= 1;
 #line 256 "examples/flash-attention-pipelined.ts"
-          tsk_mbarrier_wait(&fullV[s_2], (j_1 / 2) & 1); tsk_fence_proxy_async();
+          tsk_mbarrier_wait(&fullV[s_2], (j_1 / 2) & 1);
 #line 257 "examples/flash-attention-pipelined.ts"
 #pragma unroll
           for (int kk_2 = 0; kk_2 < 8; kk_2++) {
@@ -986,7 +986,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 268 "examples/flash-attention-pipelined.ts"
     if (lane == 0) {
 #line 269 "examples/flash-attention-pipelined.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)tiles + 2u - 1u) % 2]);
+      tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)tiles + 2u - 1u) % 2]);
     }
 #line 272 "examples/flash-attention-pipelined.ts"
     const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
@@ -1156,7 +1156,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 284 "examples/flash-attention-pipelined.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 285 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 286 "examples/flash-attention-pipelined.ts"
     if ((tid & 127) == 0) {
 #line 287 "examples/flash-attention-pipelined.ts"
@@ -1230,7 +1230,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 111 "examples/flash-attention-pipelined.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 112 "examples/flash-attention-pipelined.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 113 "examples/flash-attention-pipelined.ts"
@@ -1253,7 +1253,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 122 "examples/flash-attention-pipelined.ts"
     for (int j = 0; j < tiles; j++) {
 #line 123 "examples/flash-attention-pipelined.ts"
-      tsk_mbarrier_wait(&emptyK[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&emptyK[s_1], phase ^ 1);
 #line 124 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 125 "examples/flash-attention-pipelined.ts"
@@ -1266,7 +1266,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
         }
       }
 #line 130 "examples/flash-attention-pipelined.ts"
-      tsk_mbarrier_wait(&emptyV[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&emptyV[s_1], phase ^ 1);
 #line 131 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 132 "examples/flash-attention-pipelined.ts"
@@ -1347,9 +1347,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 159 "examples/flash-attention-pipelined.ts"
     int readyPhase = 0;
 #line 160 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 162 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&fullK[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&fullK[0], 0);
 #line 163 "examples/flash-attention-pipelined.ts"
     S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
     S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1442,7 +1442,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 176 "examples/flash-attention-pipelined.ts"
           if (lane == 0) {
 #line 177 "examples/flash-attention-pipelined.ts"
-            tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyK[s_2]);
+            tsk_mbarrier_arrive(&emptyK[s_2]);
 #line 178 "examples/flash-attention-pipelined.ts"
             if (j_1 > 0) {
 #line 179 "examples/flash-attention-pipelined.ts"
@@ -1454,7 +1454,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 184 "examples/flash-attention-pipelined.ts"
             const int next = (int)((unsigned int)j_1 + 1u) % 2;
 #line 185 "examples/flash-attention-pipelined.ts"
-            tsk_mbarrier_wait(&fullK[next], ((int)((unsigned int)j_1 + 1u) / 2) & 1); tsk_fence_proxy_async();
+            tsk_mbarrier_wait(&fullK[next], ((int)((unsigned int)j_1 + 1u) / 2) & 1);
 #line 186 "examples/flash-attention-pipelined.ts"
             S[(int)((1u - (unsigned int)h) * 64u)] = 0.0f; tsk_wgmma_keep<1>(&S[(int)((1u - (unsigned int)h) * 64u)]);
             S[(int)((1u - (unsigned int)h) * 64u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&S[(int)((1u - (unsigned int)h) * 64u + 1u)]);
@@ -1907,11 +1907,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 253 "examples/flash-attention-pipelined.ts"
           tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 254 "examples/flash-attention-pipelined.ts"
-          tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+          tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 255 "examples/flash-attention-pipelined.ts"
           readyPhase ^= 1;
 #line 256 "examples/flash-attention-pipelined.ts"
-          tsk_mbarrier_wait(&fullV[s_2], (j_1 / 2) & 1); tsk_fence_proxy_async();
+          tsk_mbarrier_wait(&fullV[s_2], (j_1 / 2) & 1);
 #line 257 "examples/flash-attention-pipelined.ts"
 #pragma unroll
           for (int kk_2 = 0; kk_2 < 8; kk_2++) {
@@ -1935,7 +1935,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 268 "examples/flash-attention-pipelined.ts"
     if (lane == 0) {
 #line 269 "examples/flash-attention-pipelined.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)tiles + 2u - 1u) % 2]);
+      tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)tiles + 2u - 1u) % 2]);
     }
 #line 272 "examples/flash-attention-pipelined.ts"
     const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
@@ -2105,7 +2105,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 284 "examples/flash-attention-pipelined.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 285 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 286 "examples/flash-attention-pipelined.ts"
     if ((tid & 127) == 0) {
 #line 287 "examples/flash-attention-pipelined.ts"

@@ -273,7 +273,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 109 "examples/flash-attention.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 110 "examples/flash-attention.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 111 "examples/flash-attention.ts"
@@ -296,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 120 "examples/flash-attention.ts"
     for (int j = 0; j < tiles; j++) {
 #line 121 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 122 "examples/flash-attention.ts"
       if (tid == 0) {
 #line 123 "examples/flash-attention.ts"
@@ -383,11 +383,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 153 "examples/flash-attention.ts"
     int readyPhase = 0;
 #line 154 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 155 "examples/flash-attention.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 156 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 157 "examples/flash-attention.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -843,7 +843,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 224 "examples/flash-attention.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 225 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 226 "examples/flash-attention.ts"
       readyPhase ^= 1;
 #line 227 "examples/flash-attention.ts"
@@ -1053,7 +1053,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 261 "examples/flash-attention.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 262 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 263 "examples/flash-attention.ts"
     if ((tid & 127) == 0) {
 #line 264 "examples/flash-attention.ts"
@@ -1119,7 +1119,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 109 "examples/flash-attention.ts"
-  tsk_fence_proxy_async(); __syncthreads();
+  __syncthreads();
 #line 110 "examples/flash-attention.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 111 "examples/flash-attention.ts"
@@ -1142,7 +1142,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 120 "examples/flash-attention.ts"
     for (int j = 0; j < tiles; j++) {
 #line 121 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 122 "examples/flash-attention.ts"
       if (tid == 0) {
 #line 123 "examples/flash-attention.ts"
@@ -1229,11 +1229,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 153 "examples/flash-attention.ts"
     int readyPhase = 0;
 #line 154 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 155 "examples/flash-attention.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 156 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 157 "examples/flash-attention.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1689,7 +1689,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 224 "examples/flash-attention.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 225 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 226 "examples/flash-attention.ts"
       readyPhase ^= 1;
 #line 227 "examples/flash-attention.ts"
@@ -1899,7 +1899,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 261 "examples/flash-attention.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 262 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 263 "examples/flash-attention.ts"
     if ((tid & 127) == 0) {
 #line 264 "examples/flash-attention.ts"

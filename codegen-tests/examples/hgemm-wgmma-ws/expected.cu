@@ -527,7 +527,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
 #line 161 "examples/hgemm-wgmma-ws.ts"
         if (kt_1 > 0 && lane == 0) {
 #line 162 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
+          tsk_mbarrier_arrive(&empty[previous]);
         }
 #line 164 "examples/hgemm-wgmma-ws.ts"
         previous = s_2;
@@ -547,7 +547,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
 #line 172 "examples/hgemm-wgmma-ws.ts"
       if (lane == 0) {
 #line 173 "examples/hgemm-wgmma-ws.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
+        tsk_mbarrier_arrive(&empty[previous]);
       }
 #line 176 "examples/hgemm-wgmma-ws.ts"
       if (leader) {
@@ -555,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
         tsk_wait_tile_stores<0>();
       }
 #line 179 "examples/hgemm-wgmma-ws.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
+      tsk_mbarrier_arrive(&joined[c_1]);
 #line 180 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_wait(&joined[c_1], joinPhase);
 #line 181 "examples/hgemm-wgmma-ws.ts"
@@ -1926,7 +1926,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
 #line 316 "examples/hgemm-wgmma-ws.ts"
         if (kt_1 > 0 && lane == 0) {
 #line 317 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
+          tsk_mbarrier_arrive(&empty[previous]);
         }
 #line 319 "examples/hgemm-wgmma-ws.ts"
         previous = s_2;
@@ -1946,7 +1946,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
 #line 327 "examples/hgemm-wgmma-ws.ts"
       if (lane == 0) {
 #line 328 "examples/hgemm-wgmma-ws.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
+        tsk_mbarrier_arrive(&empty[previous]);
       }
 #line 331 "examples/hgemm-wgmma-ws.ts"
       if (leader) {
@@ -1954,7 +1954,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
         tsk_wait_tile_stores<0>();
       }
 #line 334 "examples/hgemm-wgmma-ws.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
+      tsk_mbarrier_arrive(&joined[c_1]);
 #line 335 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_wait(&joined[c_1], joinPhase);
 #line 336 "examples/hgemm-wgmma-ws.ts"
