@@ -4,7 +4,7 @@
 #    against torch.mm in the same type, interleaved, checked against float64;
 # 2. bench/torch-attention.py: our FlashAttention forward and backward beside F.scaled_dot_product_attention's
 #    backends (cuDNN, flash, efficient) on the issue's four shapes, bf16, checked against float64; the forward
-#    variants that tensor-prep.sh built (kernels-cubin/forward-NAME.json: regp, P in registers; pingpong, also the consumers' multiplies in turns; overlap, each consumer's softmax behind its previous P·V) in the same rounds.
+#    variants that tensor-prep.sh built (kernels-cubin/forward-NAME.json: regp, P in registers; fold, also the scale folded into the exponentials; pingpong, also the consumers' multiplies in turns; overlap, each consumer's softmax behind its previous P·V) in the same rounds.
 # Every stage has a time limit; the reports go to $OUT. TSK_SKIP_MATMUL=1 leaves out stage 1.
 set -uo pipefail
 DEVICE_DIR=${TSK_DEVICE_DIR:-.device-tensor}

@@ -15,7 +15,7 @@ DEVICE_DIR=${TSK_DEVICE_DIR:-.device-tensor}
 npm run build >/dev/null
 FILES=$(node --input-type=module -e "const { packageKernelFiles } = await import('./dist/runtime/package-kernels.js'); console.log(packageKernelFiles.join(' '));")
 # Forward variants measured beside the package's forward (bench/torch-attention.py --variant): name, kernel, file.
-VARIANTS="regp:flashAttentionRegP:examples/flash-attention-regp.ts pingpong:flashAttentionPingPong:examples/flash-attention-pingpong.ts overlap:flashAttentionOverlap:examples/flash-attention-overlap.ts"
+VARIANTS="regp:flashAttentionRegP:examples/flash-attention-regp.ts fold:flashAttentionFold:examples/flash-attention-fold.ts pingpong:flashAttentionPingPong:examples/flash-attention-pingpong.ts overlap:flashAttentionOverlap:examples/flash-attention-overlap.ts"
 for variant in $VARIANTS; do FILES="$FILES ${variant##*:}"; done
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR"
 # shellcheck disable=SC2086

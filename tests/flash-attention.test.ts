@@ -8,6 +8,8 @@
  * consumers' multiplies in turns (examples/flash-attention-pingpong.ts) and the one that overlaps each consumer's
  * softmax with its previous P·V (examples/flash-attention-overlap.ts) the same way, and bit for bit equal to the
  * plain kernel on the same inputs: P is rounded to bf16 the same way and the emulation adds in the same order.
+ * The one that folds the scale into the exponentials (examples/flash-attention-fold.ts) rounds the exponent
+ * once instead of twice: held to the float64 bound only.
  */
 
 import path from "node:path";
@@ -22,6 +24,7 @@ const pipelinedFile = path.join(repoRoot, "examples", "flash-attention-pipelined
 const regPFile = path.join(repoRoot, "examples", "flash-attention-regp.ts");
 const pingPongFile = path.join(repoRoot, "examples", "flash-attention-pingpong.ts");
 const overlapFile = path.join(repoRoot, "examples", "flash-attention-overlap.ts");
+const foldFile = path.join(repoRoot, "examples", "flash-attention-fold.ts");
 let library: KernelLibrary | undefined;
 
 /** softmax(scale·Q·Kᵀ (masked above the diagonal when causal))·V in float64, for each head; rows of D. */
@@ -67,10 +70,13 @@ describe("flash-attention on the CPU backend", () => {
     { d: 64, causal: true, checked: true, name: "flashAttentionPingPong" },
     // Each consumer's softmax overlapped with its previous P·V (examples/flash-attention-overlap.ts).
     { d: 128, causal: false, checked: true, name: "flashAttentionOverlap" },
+    // The scale folded into the exponentials' fma (examples/flash-attention-fold.ts), D 64 with four stages.
+    { d: 64, causal: true, checked: true, name: "flashAttentionFold" },
+    { d: 128, causal: false, checked: false, name: "flashAttentionFold" },
   ];
   for (const { d, causal, checked, name } of cases) {
     it(`${name}, D = ${d}, ${causal ? "causal" : "not causal"}: within the bound of a float64 reference${checked ? " (checked mode)" : ""}`, async () => {
-      library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile], ["js"]);
+      library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile, foldFile], ["js"]);
       const kernel = library.kernels.find((h) => h.description.name === name && h.description.specialization.D === d)!;
       const heads = 2;
       const seq = 384;
@@ -123,7 +129,7 @@ describe("flash-attention on the CPU backend", () => {
 
 describe("flash-attention with P in registers", () => {
   it("gives the plain kernel's output and log-sum-exps bit for bit, and so do the ping-pong and overlapped ones (D = 64, causal)", async () => {
-    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile], ["js"]);
+    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile, foldFile], ["js"]);
     const d = 64;
     const heads = 1;
     const seq = 256;
@@ -153,7 +159,7 @@ describe("flash-attention with P in registers", () => {
 
 describe("attention()", () => {
   it("runs the kernel on [batch, heads, seq, headDim] bf16 buffers, within the float64 bound, and refuses what it cannot take", async () => {
-    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile], ["js"]);
+    library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile, foldFile], ["js"]);
     const device = new CpuDevice();
     const shape = { batch: 2, heads: 1, seq: 256, headDim: 64 };
     const n = shape.batch * shape.heads * shape.seq * shape.headDim;

@@ -257,11 +257,11 @@ extern "C" __global__ void __launch_bounds__(128) panel16(const tsk_bf16* __rest
     tsk_mbarrier_init(&bars[0], 1);
   }
 #line 40 "codegen-tests/wgmma16/kernel.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 41 "codegen-tests/wgmma16/kernel.ts"
   if ((int)threadIdx.x == 0) {
 #line 42 "codegen-tests/wgmma16/kernel.ts"
-    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&bars[0], 73728);
+    tsk_mbarrier_arrive_expect(&bars[0], 73728);
 #line 43 "codegen-tests/wgmma16/kernel.ts"
     tsk_copy_tile(&As[0], mapA, 0, 0, &bars[0]);
 #line 44 "codegen-tests/wgmma16/kernel.ts"

@@ -5,21 +5,24 @@
  * `arriveAfterCopies` is `cp.async.mbarrier.arrive.noinc` (the arrival happens once this thread's earlier
  * `cp.async` copies land, and counts against the phase's expected arrivals), and `waitBarrier` spins on
  * `mbarrier.try_wait.parity` (sm_90: the hardware suspends the thread for a while inside each try). In a
- * kernel that uses wgmma, each wait is followed by `fence.proxy.async`: the stage it waited for was written
- * by ordinary stores or `cp.async` (the generic proxy), and the tensor cores read it through the async
- * proxy. `warpgroupIdx` is the linear thread index over 128, broadcast from lane 0 by `__shfl_sync` so that
+ * kernel whose wgmmas read shared memory that `cp.async` writes, each wait is followed by `fence.proxy.async`:
+ * the copies land after the arrival that counts them (the generic proxy), and the tensor cores read through
+ * the async proxy; ordinary stores into wgmma operands are published by their writers (storeFences). `warpgroupIdx` is the linear thread index over 128, broadcast from lane 0 by `__shfl_sync` so that
  * the compiler knows it is the same across the warp (a role branch then needs no divergence handling).
  * `arriveExpectBytes` is `mbarrier.arrive.expect_tx`, and `copyTile` is `cp.async.bulk.tensor.2d` from the
  * tensor map in global memory (the runtime wrote it with cuTensorMapEncodeTiled, 128-byte swizzle), completing
  * its bytes on the barrier; `storeTile` is `cp.async.bulk.tensor.2d` the other way (a bulk group of its own),
  * and `waitTileStores(n)` is `cp.async.bulk.wait_group.read n`. Shared memory written by ordinary stores and
  * read by the copy engine (a tile store's source) must be published to the async proxy by its writers: in a
- * kernel that stores tiles, every barrier arrival (and syncThreads) is preceded by `fence.proxy.async`.
+ * kernel that stores tiles, a barrier arrival (or syncThreads, or the tile store itself) is preceded by
+ * `fence.proxy.async` where this thread may have written shared memory through the generic proxy since its
+ * last such fence (storeFences). An arrival that only releases a stage that the tensor cores or the copy
+ * engine read, as a consumer's of a TMA pipeline, needs none: only writes must be published, not reads.
  * Below sm_90 the operations trap: the runtime builds such modules for sm_90a only (they use wgmma) and
  * nvcc acceptance compiles them for it.
  */
 
-import type { BarrierOpStmt, Expr, SetMaxRegistersStmt, Stmt, TileCopyStmt, TileStoreStmt, TileStoreWaitStmt } from "../ir/ir.ts";
+import type { ArrayRef, BarrierOpStmt, Expr, HelperFunction, SetMaxRegistersStmt, Stmt, TileCopyStmt, TileStoreStmt, TileStoreWaitStmt } from "../ir/ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** The helper functions for the bodies' mbarrier operations and warpgroupIdx, as lines (none if unused). */
@@ -50,6 +53,116 @@ export function storesTiles(body: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(body, (stmt) => stmt.kind === "tileStore" && (found = true));
   return found;
+}
+
+/**
+ * The statements before which CUDA prints `fence.proxy.async`, in a kernel that stores tiles or whose wgmmas
+ * read shared memory that ordinary stores write (`needed`): each barrier arrival, syncThreads, tileStore and
+ * wgmma that a path from the kernel's start reaches with a generic-proxy write to
+ * shared memory (a store, atomic or matrix store; a helper call that writes any array; cp.async where the kernel
+ * stores tiles: wgmma's reads of cp.async copies are fenced after the waits, since the copies land after the
+ * arrival) after the last such fence on it. A forward pass in program order with one flag, "written since the
+ * last fence": a branch joins its arms by or, a loop iterates its body to a fixed point over the back edge
+ * (continue joins it, break the exit), and nothing follows break, continue or return. The writers publish, so that whoever
+ * waits for their arrival (the thread that stores the tile, the warpgroup whose wgmma reads the operand) reads
+ * through the async proxy what they wrote, as CUTLASS's fence_view_async_shared before a named barrier does.
+ */
+export function storeFences(body: readonly Stmt[], needed: boolean): ReadonlySet<Stmt> {
+  const fenced = new Set<Stmt>();
+  if (!needed) return fenced;
+  const tiles = storesTiles(body);
+  const writingHelpers = new Map<HelperFunction, boolean>();
+  const helperWrites = (helper: HelperFunction): boolean => {
+    let known = writingHelpers.get(helper);
+    if (known === undefined) {
+      writingHelpers.set(helper, false);
+      known = writesShared(helper.body, true);
+      writingHelpers.set(helper, known);
+    }
+    return known;
+  };
+  // Whether a statement writes shared memory itself (any array but a private one inside a helper, whose
+  // array parameters may be shared), or through a helper it calls.
+  const writesItself = (stmt: Stmt, inHelper: boolean): boolean => {
+    const shared = (array: ArrayRef) => array.space === "shared" || (inHelper && array.space !== "private");
+    const target = stmt.kind === "store" || stmt.kind === "vectorStore" || stmt.kind === "atomic" ? stmt.array : (stmt.kind === "asyncCopy" && tiles) || stmt.kind === "matrixStore" ? stmt.target : undefined;
+    if (target && shared(target)) return true;
+    let calls = false;
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "call" && helperWrites(e.callee) && (calls = true));
+    return calls;
+  };
+  const writesShared = (stmts: readonly Stmt[], inHelper: boolean): boolean => {
+    let found = false;
+    walkStmts(stmts, (stmt) => writesItself(stmt, inHelper) && (found = true));
+    return found;
+  };
+  // The flag after `stmts`, given it before them (false after break, continue and return: no path goes on);
+  // records the fenced statements on the way, and the flags at the innermost loop's breaks and continues.
+  interface Exits {
+    breaks: boolean;
+    continues: boolean;
+  }
+  const pass = (stmts: readonly Stmt[], dirty: boolean, exits: Exits): boolean => {
+    for (const stmt of stmts) {
+      switch (stmt.kind) {
+        case "if": {
+          dirty = writesItself(stmt, false) || dirty;
+          const afterThen = pass(stmt.then, dirty, exits);
+          const afterElse = pass(stmt.else, dirty, exits);
+          dirty = afterThen || afterElse;
+          break;
+        }
+        case "for":
+        case "while": {
+          if (stmt.kind === "for") dirty = pass(stmt.init, dirty, exits);
+          // To a fixed point over the back edge: the flag only grows, so two or three passes settle it.
+          const before = dirty || writesItself(stmt, false);
+          let entry = before;
+          let inner: Exits;
+          for (;;) {
+            inner = { breaks: false, continues: false };
+            const end = pass(stmt.body, entry, inner) || inner.continues;
+            const back = (stmt.kind === "for" ? pass(stmt.update, end, inner) : end) || before;
+            if (back === entry) break;
+            entry = back;
+          }
+          dirty = entry || inner.breaks;
+          break;
+        }
+        case "block":
+          dirty = pass(stmt.body, dirty, exits);
+          break;
+        case "break":
+          exits.breaks ||= dirty;
+          dirty = false;
+          break;
+        case "continue":
+          exits.continues ||= dirty;
+          dirty = false;
+          break;
+        case "return":
+          dirty = false;
+          break;
+        case "barrier":
+        case "tileStore":
+        case "wgmma":
+          if (dirty) fenced.add(stmt);
+          dirty = false;
+          break;
+        case "barrierOp":
+          if (stmt.op === "arrive" || stmt.op === "arriveCopies" || stmt.op === "arriveExpect") {
+            if (dirty) fenced.add(stmt);
+            dirty = false;
+          }
+          break;
+        default:
+          dirty = writesItself(stmt, false) || dirty;
+      }
+    }
+    return dirty;
+  };
+  pass(body, false, { breaks: false, continues: false });
+  return fenced;
 }
 
 const tileStoreHelpers = [
@@ -168,17 +281,21 @@ export function cudaSetMaxRegisters(stmt: SetMaxRegistersStmt, threads: number):
 
 /**
  * Where a kernel's barrier operations need a proxy fence: after each wait when wgmma reads shared memory that
- * ordinary stores or cp.async wrote (the generic proxy), before each arrival when the kernel stores tiles.
+ * cp.async wrote (the generic proxy, landing after the arrival that counts it), before the arrivals (and tile
+ * stores and wgmmas) of storeFences.
  */
 export interface ProxyFences {
+  /** After each wait and before each syncThreads: cp.async copies into wgmma operands land after their arrival. */
   readonly afterWait: boolean;
-  readonly beforeArrive: boolean;
+  readonly beforeArrive: ReadonlySet<Stmt>;
+  /** The helper that prints the fence before an arrival: the tile stores' own, or wgmma's where none stores tiles. */
+  readonly publish: "tsk_fence_proxy_async_store" | "tsk_fence_proxy_async";
 }
 
 /** The statement of an mbarrier operation, with the proxy fences the kernel needs. */
 export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr: Expr) => string, fences: ProxyFences): string {
   const at = `&${barrier}[${print(stmt.index)}]`;
-  const before = fences.beforeArrive ? "tsk_fence_proxy_async_store(); " : "";
+  const before = fences.beforeArrive.has(stmt) ? `${fences.publish}(); ` : "";
   switch (stmt.op) {
     case "init":
       return `tsk_mbarrier_init(${at}, ${print(stmt.value!)});`;
@@ -193,10 +310,10 @@ export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr
   }
 }
 
-/** `storeTile` and `waitTileStores`. */
-export function cudaTileStore(stmt: TileStoreStmt | TileStoreWaitStmt, name: (array: TileStoreStmt["source"]) => string, print: (expr: Expr) => string): string {
+/** `storeTile` and `waitTileStores`; a store after this thread's own unfenced writes publishes them first. */
+export function cudaTileStore(stmt: TileStoreStmt | TileStoreWaitStmt, name: (array: TileStoreStmt["source"]) => string, print: (expr: Expr) => string, fences: ProxyFences): string {
   if (stmt.kind === "tileStoreWait") return `tsk_wait_tile_stores<${stmt.pending}>();`;
-  return `tsk_store_tile(${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.source)}[${print(stmt.offset)}]);`;
+  return `${fences.beforeArrive.has(stmt) ? `${fences.publish}(); ` : ""}tsk_store_tile(${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.source)}[${print(stmt.offset)}]);`;
 }
 
 /** `copyTile`: the tensor memory accelerator's 2-D box copy into shared memory, completing on the barrier. */

@@ -14,8 +14,9 @@
  * value wgmma was given), so that no other value takes an operand register of a group still in flight. (An
  * asm that "modified" A or the accumulators there would let the compiler move them to other registers while
  * the tensor cores still read or write the old ones: wrong results, measured on the H100.)
- * A kernel that uses wgmma also publishes shared memory to the tensor cores' (async) proxy before each
- * barrier (`fence.proxy.async`), since its shared operand is written by ordinary stores or cp.async.
+ * A kernel whose wgmma operands ordinary stores or cp.async write also publishes shared memory to the tensor
+ * cores' (async) proxy (`fence.proxy.async`): its writers before they arrive, or after each wait for cp.async
+ * (cuda-barriers.ts, storeFences).
  */
 
 import { isFragmentOperand, type ArrayRef, type Expr, type MmaStmt, type Stmt, type WarpgroupShape, type WgmmaStmt, type WgmmaSyncStmt } from "../ir/ir.ts";

@@ -33,7 +33,7 @@ import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
 import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, wgmmaSettled, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
-import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storesTiles, type ProxyFences } from "./cuda-barriers.ts";
+import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storeFences, storesTiles, type ProxyFences } from "./cuda-barriers.ts";
 
 export type CudaKernelUnit = KernelUnit;
 
@@ -148,7 +148,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const params = helper.params.map((param) => `${vectors.type(param.type)} ${names.name(param, param.name)}`).join(", ");
     out.line(`__device__ __forceinline__ ${vectors.type(helper.result)} ${helper.name}(${params}) {`);
     out.indent();
-    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: false } });
+    printStmts(helper.body, { out, names, printer, lineDirective: () => undefined, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set(), publish: "tsk_fence_proxy_async" } });
     out.dedent();
     out.line("}");
   }
@@ -170,7 +170,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     lineDirective(helper.span);
     out.line(`__device__ __forceinline__ ${vectors.type(helper.returnType)} ${moduleNames.lookup(helper)}(${params}) {`);
     out.indent();
-    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: false } });
+    printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set(), publish: "tsk_fence_proxy_async" } });
     out.dedent();
     out.line("}");
   }
@@ -271,7 +271,9 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const warpgroupFragments = usesWgmma(kernel.body)
       ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: (unit.sharedSizes.get(array)?.[0] ?? 0) / (isWarpgroupA16(array) ? 2 : 1), role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
-    const proxy = { afterWait: usesWgmma(kernel.body) && writesWgmmaOperands(kernel.body), beforeArrive: storesTiles(kernel.body) };
+    const wgmmaWrites = usesWgmma(kernel.body) ? writesWgmmaOperands(kernel.body) : { stores: false, copies: false };
+    const stores = storesTiles(kernel.body);
+    const proxy: ProxyFences = { afterWait: wgmmaWrites.copies, beforeArrive: storeFences(kernel.body, stores || wgmmaWrites.stores), publish: stores ? "tsk_fence_proxy_async_store" : "tsk_fence_proxy_async" };
     const settled = new Map([...wgmmaSettled(kernel.body)].map(([stmt, arrays]) => [stmt, new Set([...arrays].map((array) => names.lookup(array)))]));
     printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), settled, vectors });
     out.dedent();
@@ -372,24 +374,28 @@ interface StmtContext {
 }
 
 /**
- * Whether ordinary stores or cp.async write a shared array that wgmma reads: the tensor cores then need each
- * wait (and syncThreads) to publish those writes to the async proxy. Operands that only the tensor memory
- * accelerator fills (copyTile) are written through the async proxy already.
+ * Whether ordinary stores (`stores`) or cp.async (`copies`) write a shared array that wgmma reads: the writers
+ * then publish their stores to the async proxy before they arrive (storeFences), and since cp.async copies land
+ * after the arrival that counts them, each wait (and syncThreads) publishes those. Operands that only the
+ * tensor memory accelerator fills (copyTile) are written through the async proxy already.
  */
-function writesWgmmaOperands(body: readonly Stmt[]): boolean {
+function writesWgmmaOperands(body: readonly Stmt[]): { stores: boolean; copies: boolean } {
   const operands = new Set<ArrayRef>();
   walkStmts(body, (stmt) => {
+    // A register A operand (a 16-bit fragment, set by ordinary register writes) is no shared operand.
     if (stmt.kind === "wgmma") {
       operands.add(stmt.b);
-      operands.add(stmt.a.array);
+      if (stmt.a.array.space === "shared") operands.add(stmt.a.array);
     }
   });
-  let found = false;
+  let stores = false;
+  let copies = false;
   walkStmts(body, (stmt) => {
-    const written = stmt.kind === "store" || stmt.kind === "vectorStore" ? stmt.array : stmt.kind === "asyncCopy" || stmt.kind === "matrixStore" ? stmt.target : undefined;
-    if (written && operands.has(written)) found = true;
+    if (stmt.kind === "asyncCopy" && operands.has(stmt.target)) copies = true;
+    const written = stmt.kind === "store" || stmt.kind === "vectorStore" || stmt.kind === "atomic" ? stmt.array : stmt.kind === "matrixStore" ? stmt.target : undefined;
+    if (written && operands.has(written)) stores = true;
   });
-  return found;
+  return { stores, copies };
 }
 
 /** The zero of a type, as its literal prints; a vector's or struct's is `{}` (every lane and field zero). */
@@ -653,6 +659,10 @@ const checkHelpers = [
  *   and calls into the division's slow path; `rsqrtf` is MUFU.RSQ plus a test and two multiplies for
  *   subnormal arguments (18.8); this is 15.8 (bench/results/2026-11-26-particles-sass-sm90.txt). A subnormal
  *   argument counts as zero (+∞), as WGSL allows (docs/language.md §27).
+ * - f32 `2 ** x` (exp2) is `ex2.approx.ftz.f32`, one MUFU.EX2: `exp2f` is the same approximation (2 ULP by
+ *   the PTX ISA) wrapped for subnormal results, a test, a halving of x and a squaring of the result (four SASS
+ *   instructions an exponential, three of them in the way of FlashAttention's softmax, 64 an S tile a thread;
+ *   nvcc 13, sm_90a). Results below 2⁻¹²⁶ are 0 here.
  */
 const intrinsicHelpers: readonly { readonly name: string; readonly lines: readonly string[] }[] = [
   { name: "tsk_signf", lines: ["__device__ __forceinline__ float tsk_signf(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f); }"] },
@@ -661,6 +671,7 @@ const intrinsicHelpers: readonly { readonly name: string; readonly lines: readon
   { name: "tsk_sign", lines: ["__device__ __forceinline__ double tsk_sign(double x) { return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0); }"] },
   { name: "tsk_fabs", lines: ["__device__ __forceinline__ double tsk_fabs(double x) { return __longlong_as_double(__double_as_longlong(x) & 0x7fffffffffffffffLL); }"] },
   { name: "tsk_rsqrtf", lines: ['__device__ __forceinline__ float tsk_rsqrtf(float x) { float r; asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }'] },
+  { name: "tsk_exp2f", lines: ['__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }'] },
   { name: "tsk_min", lines: selectHelpers("tsk_min", "lt") },
   { name: "tsk_max", lines: selectHelpers("tsk_max", "gt") },
 ];
@@ -734,13 +745,13 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     barrierOp: (stmt) => {
       if (stmt.kind === "barrierOp") return cudaBarrierOp(stmt, context.names.lookup(stmt.barriers), (expr) => context.printer.print(expr), context.proxy);
       if (stmt.kind === "tileCopy") return cudaTileCopy(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr));
-      if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") return cudaTileStore(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr));
+      if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") return cudaTileStore(stmt, (array) => context.names.lookup(array), (expr) => context.printer.print(expr), context.proxy);
       if (!context.threads) throw new Error("internal: setMaxRegisters() in a kernel without a fixed block; the validator rejects it (TSK3091)");
       return cudaSetMaxRegisters(stmt, context.threads);
     },
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
     barrier: (stmt) => {
-      const fences = context.proxy.beforeArrive ? "tsk_fence_proxy_async_store(); " : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
+      const fences = context.proxy.beforeArrive.has(stmt) ? `${context.proxy.publish}(); ` : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
       return stmt.check ? checkedBarrier(stmt, fences, context.names) : `${fences}__syncthreads();`;
     },
     // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the
@@ -748,7 +759,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     fence: "__threadfence();",
     unrollPragma: "#pragma unroll",
     beforeStatement: context.lineDirective,
-    linesBefore: (stmt) => (context.fences?.fencedLoops.has(stmt) ? ["tsk_wgmma_fence();"] : []),
+    linesBefore: (stmt) => [...(context.fences?.fencedLoops.has(stmt) ? ["tsk_wgmma_fence();"] : []), ...(stmt.kind === "wgmma" && context.proxy.beforeArrive.has(stmt) ? ["tsk_fence_proxy_async();"] : [])],
   });
 }
 

@@ -255,7 +255,8 @@ export const cudaSpelling: Spelling = {
     round: { f32: "rintf", int: "", f64: "rint" },
     trunc: { f32: "truncf", int: "", f64: "trunc" },
     exp: { f32: "expf", int: "", f64: "exp" },
-    exp2: { f32: "exp2f", int: "", f64: "exp2" },
+    // f32 through the hardware's ex2 with subnormal results flushed (cuda.ts's helper says why).
+    exp2: { f32: "tsk_exp2f", int: "", f64: "exp2" },
     log: { f32: "logf", int: "", f64: "log" },
     log2: { f32: "log2f", int: "", f64: "log2" },
     pow: { f32: "powf", int: "", f64: "pow" },

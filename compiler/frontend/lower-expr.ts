@@ -483,7 +483,7 @@ export function lowerBinary(
   }
   if (op === "pow") {
     if (!isFloat(type)) return fail("TSK2005", span, [spelling, type]);
-    // `2 ** x` is exp2(x) (CUDA exp2f, WGSL exp2): JavaScript has no Math.exp2, and exponentials in base 2 are
+    // `2 ** x` is exp2(x) (CUDA tsk_exp2f, WGSL exp2): JavaScript has no Math.exp2, and exponentials in base 2 are
     // what the hardware computes (an online softmax's, say); pow would be slower and no more exact there.
     if (left!.kind === "literal" && left!.value === 2) return { kind: "intrinsic", name: "exp2", type, args: [right!], span };
     return { kind: "intrinsic", name: "pow", type, args: [left!, right!], span };

@@ -663,7 +663,8 @@ export interface TileCopyStmt extends StmtBase {
  * elements of the box outside the tensor are not written. Asynchronous on CUDA: the source may be rewritten,
  * and the kernel may end, only after `waitTileStores` (TileStoreWaitStmt) by the same thread. Shared memory
  * that ordinary stores wrote is published to the copy engine by the barrier before the store (CUDA prints
- * `fence.proxy.async` before every barrier arrival of a kernel that stores tiles).
+ * `fence.proxy.async` before each barrier arrival of a kernel that stores tiles that follows this thread's
+ * ordinary writes to shared memory: cuda-barriers.ts, storeFences).
  */
 export interface TileStoreStmt extends StmtBase {
   readonly kind: "tileStore";

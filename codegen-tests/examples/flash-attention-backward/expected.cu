@@ -214,6 +214,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionBackwardPre specialized for D = 128; block 128×1×1.
 #line 66 "examples/flash-attention-backward.ts"
 extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_128(const tsk_bf16* __restrict__ O, const tsk_bf16* __restrict__ dO, float* Dsum, int rows) {
@@ -382,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 152 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 153 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 156 "examples/flash-attention-backward.ts"
@@ -390,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 157 "examples/flash-attention-backward.ts"
     if (tid == 0) {
 #line 158 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&kvFull[0], 65536);
+      tsk_mbarrier_arrive_expect(&kvFull[0], 65536);
 #line 159 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -407,11 +409,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 166 "examples/flash-attention-backward.ts"
     for (int i = first; i < tiles; i++) {
 #line 167 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 168 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 169 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 170 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -529,11 +531,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 201 "examples/flash-attention-backward.ts"
     int readyPhase = 0;
 #line 202 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&kvFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&kvFull[0], 0);
 #line 203 "examples/flash-attention-backward.ts"
     for (int i_1 = first; i_1 < tiles; i_1++) {
 #line 204 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 205 "examples/flash-attention-backward.ts"
       St[0] = 0.0f; tsk_wgmma_keep<1>(&St[0]);
       St[1] = 0.0f; tsk_wgmma_keep<1>(&St[1]);
@@ -633,7 +635,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 221 "examples/flash-attention-backward.ts"
           const int column = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u);
 #line 222 "examples/flash-attention-backward.ts"
-          float p = exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
+          float p = tsk_exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
 #line 223 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)keys + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u)) > (int)((unsigned int)q0 + (unsigned int)column)) {
 #line 224 "examples/flash-attention-backward.ts"
@@ -651,7 +653,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 231 "examples/flash-attention-backward.ts"
           const int column_1 = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e_1 >> 0) & 1) * 1u + (unsigned int)((e_1 >> 2) & 1) * 8u + (unsigned int)((e_1 >> 3) & 1) * 16u + (unsigned int)((e_1 >> 4) & 1) * 32u);
 #line 232 "examples/flash-attention-backward.ts"
-          const float p_1 = exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
+          const float p_1 = tsk_exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
 #line 233 "examples/flash-attention-backward.ts"
           St[(int)(0u + (unsigned int)e_1)] = p_1; tsk_wgmma_keep<1>(&St[(int)(0u + (unsigned int)e_1)]);
 #line 234 "examples/flash-attention-backward.ts"
@@ -939,7 +941,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 239 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 240 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 241 "examples/flash-attention-backward.ts"
       readyPhase ^= 1;
 #line 243 "examples/flash-attention-backward.ts"
@@ -975,7 +977,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 255 "examples/flash-attention-backward.ts"
       if (lane == 0) {
 #line 256 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 258 "examples/flash-attention-backward.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -1278,7 +1280,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 272 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 273 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 274 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
 #line 275 "examples/flash-attention-backward.ts"
@@ -1354,7 +1356,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 152 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 153 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 156 "examples/flash-attention-backward.ts"
@@ -1362,7 +1364,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 157 "examples/flash-attention-backward.ts"
     if (tid == 0) {
 #line 158 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&kvFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&kvFull[0], 32768);
 #line 159 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -1379,11 +1381,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 166 "examples/flash-attention-backward.ts"
     for (int i = first; i < tiles; i++) {
 #line 167 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 168 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 169 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 16384);
+        tsk_mbarrier_arrive_expect(&full[s_1], 16384);
 #line 170 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1501,11 +1503,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 201 "examples/flash-attention-backward.ts"
     int readyPhase = 0;
 #line 202 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&kvFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&kvFull[0], 0);
 #line 203 "examples/flash-attention-backward.ts"
     for (int i_1 = first; i_1 < tiles; i_1++) {
 #line 204 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 205 "examples/flash-attention-backward.ts"
       St[0] = 0.0f; tsk_wgmma_keep<1>(&St[0]);
       St[1] = 0.0f; tsk_wgmma_keep<1>(&St[1]);
@@ -1605,7 +1607,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 221 "examples/flash-attention-backward.ts"
           const int column = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u);
 #line 222 "examples/flash-attention-backward.ts"
-          float p = exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
+          float p = tsk_exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
 #line 223 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)keys + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u)) > (int)((unsigned int)q0 + (unsigned int)column)) {
 #line 224 "examples/flash-attention-backward.ts"
@@ -1623,7 +1625,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 231 "examples/flash-attention-backward.ts"
           const int column_1 = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e_1 >> 0) & 1) * 1u + (unsigned int)((e_1 >> 2) & 1) * 8u + (unsigned int)((e_1 >> 3) & 1) * 16u + (unsigned int)((e_1 >> 4) & 1) * 32u);
 #line 232 "examples/flash-attention-backward.ts"
-          const float p_1 = exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
+          const float p_1 = tsk_exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
 #line 233 "examples/flash-attention-backward.ts"
           St[(int)(0u + (unsigned int)e_1)] = p_1; tsk_wgmma_keep<1>(&St[(int)(0u + (unsigned int)e_1)]);
 #line 234 "examples/flash-attention-backward.ts"
@@ -1911,7 +1913,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 239 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 240 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 241 "examples/flash-attention-backward.ts"
       readyPhase ^= 1;
 #line 243 "examples/flash-attention-backward.ts"
@@ -1947,7 +1949,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 255 "examples/flash-attention-backward.ts"
       if (lane == 0) {
 #line 256 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 258 "examples/flash-attention-backward.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -2250,7 +2252,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 #line 272 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 273 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 274 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
 #line 275 "examples/flash-attention-backward.ts"
@@ -2320,7 +2322,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 340 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 341 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 342 "examples/flash-attention-backward.ts"
@@ -2328,7 +2330,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 343 "examples/flash-attention-backward.ts"
     if (tid == 0) {
 #line 344 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 65536);
+      tsk_mbarrier_arrive_expect(&qFull[0], 65536);
 #line 345 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -2345,11 +2347,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 352 "examples/flash-attention-backward.ts"
     for (int j = 0; j < tiles; j++) {
 #line 353 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 354 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 355 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 356 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -2432,11 +2434,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 384 "examples/flash-attention-backward.ts"
     int readyPhase = 0;
 #line 385 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 386 "examples/flash-attention-backward.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 387 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 388 "examples/flash-attention-backward.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -2531,7 +2533,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #pragma unroll
         for (int e = 0; e < 32; e++) {
 #line 402 "examples/flash-attention-backward.ts"
-          float p = exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
+          float p = tsk_exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
 #line 403 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)key0 + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
 #line 404 "examples/flash-attention-backward.ts"
@@ -2545,7 +2547,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #pragma unroll
         for (int e_1 = 0; e_1 < 32; e_1++) {
 #line 410 "examples/flash-attention-backward.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
 #line 411 "examples/flash-attention-backward.ts"
           S[(int)(0u + (unsigned int)e_1)] = p_1 * (dP[(int)(0u + (unsigned int)e_1)] - ((e_1 & 2) == 0 ? d0 : d1)); tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
         }
@@ -2692,7 +2694,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 415 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 416 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 417 "examples/flash-attention-backward.ts"
       readyPhase ^= 1;
 #line 419 "examples/flash-attention-backward.ts"
@@ -2716,7 +2718,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 426 "examples/flash-attention-backward.ts"
       if (lane == 0) {
 #line 427 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 429 "examples/flash-attention-backward.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -2880,7 +2882,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 #line 442 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 443 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 444 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
 #line 445 "examples/flash-attention-backward.ts"
@@ -2948,7 +2950,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 340 "examples/flash-attention-backward.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 341 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 342 "examples/flash-attention-backward.ts"
@@ -2956,7 +2958,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 343 "examples/flash-attention-backward.ts"
     if (tid == 0) {
 #line 344 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 345 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -2973,11 +2975,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 352 "examples/flash-attention-backward.ts"
     for (int j = 0; j < tiles; j++) {
 #line 353 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 354 "examples/flash-attention-backward.ts"
       if (tid == 0) {
 #line 355 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 16384);
+        tsk_mbarrier_arrive_expect(&full[s_1], 16384);
 #line 356 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -3060,11 +3062,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 384 "examples/flash-attention-backward.ts"
     int readyPhase = 0;
 #line 385 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 386 "examples/flash-attention-backward.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 387 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 388 "examples/flash-attention-backward.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -3159,7 +3161,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #pragma unroll
         for (int e = 0; e < 32; e++) {
 #line 402 "examples/flash-attention-backward.ts"
-          float p = exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
+          float p = tsk_exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
 #line 403 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)key0 + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
 #line 404 "examples/flash-attention-backward.ts"
@@ -3173,7 +3175,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #pragma unroll
         for (int e_1 = 0; e_1 < 32; e_1++) {
 #line 410 "examples/flash-attention-backward.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
 #line 411 "examples/flash-attention-backward.ts"
           S[(int)(0u + (unsigned int)e_1)] = p_1 * (dP[(int)(0u + (unsigned int)e_1)] - ((e_1 & 2) == 0 ? d0 : d1)); tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
         }
@@ -3320,7 +3322,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 415 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 416 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 417 "examples/flash-attention-backward.ts"
       readyPhase ^= 1;
 #line 419 "examples/flash-attention-backward.ts"
@@ -3344,7 +3346,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 426 "examples/flash-attention-backward.ts"
       if (lane == 0) {
 #line 427 "examples/flash-attention-backward.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 429 "examples/flash-attention-backward.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -3508,7 +3510,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 #line 442 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 443 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 444 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
 #line 445 "examples/flash-attention-backward.ts"

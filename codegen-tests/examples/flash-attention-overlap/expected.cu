@@ -235,6 +235,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionOverlap specialized for D = 128, STAGES = 3; block 384×1×1.
 #line 53 "examples/flash-attention-overlap.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128_STAGES_3(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -286,7 +288,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 105 "examples/flash-attention-overlap.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 106 "examples/flash-attention-overlap.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 107 "examples/flash-attention-overlap.ts"
@@ -294,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 108 "examples/flash-attention-overlap.ts"
     if (tid == 0) {
 #line 109 "examples/flash-attention-overlap.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 110 "examples/flash-attention-overlap.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -309,11 +311,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 116 "examples/flash-attention-overlap.ts"
     for (int j = 0; j < tiles; j++) {
 #line 117 "examples/flash-attention-overlap.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 118 "examples/flash-attention-overlap.ts"
       if (tid == 0) {
 #line 119 "examples/flash-attention-overlap.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+        tsk_mbarrier_arrive_expect(&full[s_1], 65536);
 #line 120 "examples/flash-attention-overlap.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -407,11 +409,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 152 "examples/flash-attention-overlap.ts"
     int sPrev = 0;
 #line 153 "examples/flash-attention-overlap.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 154 "examples/flash-attention-overlap.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 155 "examples/flash-attention-overlap.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 156 "examples/flash-attention-overlap.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -565,9 +567,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 203 "examples/flash-attention-overlap.ts"
       const float n1 = fmaxf(m1, x1);
 #line 205 "examples/flash-attention-overlap.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 206 "examples/flash-attention-overlap.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 207 "examples/flash-attention-overlap.ts"
       float p0 = 0.0f;
 #line 208 "examples/flash-attention-overlap.ts"
@@ -578,14 +580,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 211 "examples/flash-attention-overlap.ts"
         if ((e_2 & 2) == 0) {
 #line 212 "examples/flash-attention-overlap.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 213 "examples/flash-attention-overlap.ts"
           S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 214 "examples/flash-attention-overlap.ts"
           p0 += p;
         } else {
 #line 216 "examples/flash-attention-overlap.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 217 "examples/flash-attention-overlap.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 218 "examples/flash-attention-overlap.ts"
@@ -607,7 +609,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 227 "examples/flash-attention-overlap.ts"
       if (j_1 > 0 && lane == 0) {
 #line 228 "examples/flash-attention-overlap.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[sPrev]);
+        tsk_mbarrier_arrive(&empty[sPrev]);
       }
 #line 230 "examples/flash-attention-overlap.ts"
 #pragma unroll
@@ -829,7 +831,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_128
 #line 273 "examples/flash-attention-overlap.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 274 "examples/flash-attention-overlap.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 275 "examples/flash-attention-overlap.ts"
     if ((tid & 127) == 0) {
 #line 276 "examples/flash-attention-overlap.ts"
@@ -895,7 +897,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 105 "examples/flash-attention-overlap.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 106 "examples/flash-attention-overlap.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 107 "examples/flash-attention-overlap.ts"
@@ -903,7 +905,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 108 "examples/flash-attention-overlap.ts"
     if (tid == 0) {
 #line 109 "examples/flash-attention-overlap.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 110 "examples/flash-attention-overlap.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -918,11 +920,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 116 "examples/flash-attention-overlap.ts"
     for (int j = 0; j < tiles; j++) {
 #line 117 "examples/flash-attention-overlap.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 118 "examples/flash-attention-overlap.ts"
       if (tid == 0) {
 #line 119 "examples/flash-attention-overlap.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 120 "examples/flash-attention-overlap.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1016,11 +1018,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 152 "examples/flash-attention-overlap.ts"
     int sPrev = 0;
 #line 153 "examples/flash-attention-overlap.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 154 "examples/flash-attention-overlap.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 155 "examples/flash-attention-overlap.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 156 "examples/flash-attention-overlap.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1174,9 +1176,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 203 "examples/flash-attention-overlap.ts"
       const float n1 = fmaxf(m1, x1);
 #line 205 "examples/flash-attention-overlap.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 206 "examples/flash-attention-overlap.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 207 "examples/flash-attention-overlap.ts"
       float p0 = 0.0f;
 #line 208 "examples/flash-attention-overlap.ts"
@@ -1187,14 +1189,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 211 "examples/flash-attention-overlap.ts"
         if ((e_2 & 2) == 0) {
 #line 212 "examples/flash-attention-overlap.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 213 "examples/flash-attention-overlap.ts"
           S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 214 "examples/flash-attention-overlap.ts"
           p0 += p;
         } else {
 #line 216 "examples/flash-attention-overlap.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 217 "examples/flash-attention-overlap.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 218 "examples/flash-attention-overlap.ts"
@@ -1216,7 +1218,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 227 "examples/flash-attention-overlap.ts"
       if (j_1 > 0 && lane == 0) {
 #line 228 "examples/flash-attention-overlap.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[sPrev]);
+        tsk_mbarrier_arrive(&empty[sPrev]);
       }
 #line 230 "examples/flash-attention-overlap.ts"
 #pragma unroll
@@ -1438,7 +1440,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionOverlap_D_64_
 #line 273 "examples/flash-attention-overlap.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 274 "examples/flash-attention-overlap.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 275 "examples/flash-attention-overlap.ts"
     if ((tid & 127) == 0) {
 #line 276 "examples/flash-attention-overlap.ts"

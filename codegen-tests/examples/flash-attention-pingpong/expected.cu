@@ -235,6 +235,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionPingPong specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 49 "examples/flash-attention-pingpong.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -294,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
     tsk_mbarrier_init(&turn[1], 4);
   }
 #line 106 "examples/flash-attention-pingpong.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 107 "examples/flash-attention-pingpong.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 108 "examples/flash-attention-pingpong.ts"
@@ -302,7 +304,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 109 "examples/flash-attention-pingpong.ts"
     if (tid == 0) {
 #line 110 "examples/flash-attention-pingpong.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 111 "examples/flash-attention-pingpong.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -317,11 +319,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 117 "examples/flash-attention-pingpong.ts"
     for (int j = 0; j < tiles; j++) {
 #line 118 "examples/flash-attention-pingpong.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 119 "examples/flash-attention-pingpong.ts"
       if (tid == 0) {
 #line 120 "examples/flash-attention-pingpong.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+        tsk_mbarrier_arrive_expect(&full[s_1], 65536);
 #line 121 "examples/flash-attention-pingpong.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -404,11 +406,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 152 "examples/flash-attention-pingpong.ts"
     int turnPhase = c == 0 ? 1 : 0;
 #line 153 "examples/flash-attention-pingpong.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 154 "examples/flash-attention-pingpong.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 155 "examples/flash-attention-pingpong.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 156 "examples/flash-attention-pingpong.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -475,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
       S[62] = 0.0f; tsk_wgmma_keep<1>(&S[62]);
       S[63] = 0.0f; tsk_wgmma_keep<1>(&S[63]);
 #line 157 "examples/flash-attention-pingpong.ts"
-      tsk_mbarrier_wait(&turn[c], turnPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&turn[c], turnPhase);
 #line 158 "examples/flash-attention-pingpong.ts"
       turnPhase ^= 1;
 #line 159 "examples/flash-attention-pingpong.ts"
@@ -490,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 163 "examples/flash-attention-pingpong.ts"
       if (lane == 0) {
 #line 164 "examples/flash-attention-pingpong.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&turn[(int)(1u - (unsigned int)c)]);
+        tsk_mbarrier_arrive(&turn[(int)(1u - (unsigned int)c)]);
       }
 #line 166 "examples/flash-attention-pingpong.ts"
       tsk_wgmma_wait<0>();
@@ -558,9 +560,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 200 "examples/flash-attention-pingpong.ts"
       const float n1 = fmaxf(m1, x1);
 #line 202 "examples/flash-attention-pingpong.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 203 "examples/flash-attention-pingpong.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 204 "examples/flash-attention-pingpong.ts"
       float p0 = 0.0f;
 #line 205 "examples/flash-attention-pingpong.ts"
@@ -571,14 +573,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 208 "examples/flash-attention-pingpong.ts"
         if ((e_2 & 2) == 0) {
 #line 209 "examples/flash-attention-pingpong.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 210 "examples/flash-attention-pingpong.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
 #line 211 "examples/flash-attention-pingpong.ts"
           p0 += p;
         } else {
 #line 213 "examples/flash-attention-pingpong.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 214 "examples/flash-attention-pingpong.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
 #line 215 "examples/flash-attention-pingpong.ts"
@@ -604,7 +606,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
         }
       }
 #line 228 "examples/flash-attention-pingpong.ts"
-      tsk_mbarrier_wait(&turn[c], turnPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&turn[c], turnPhase);
 #line 229 "examples/flash-attention-pingpong.ts"
       turnPhase ^= 1;
 #line 230 "examples/flash-attention-pingpong.ts"
@@ -623,7 +625,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 236 "examples/flash-attention-pingpong.ts"
       if (lane == 0) {
 #line 237 "examples/flash-attention-pingpong.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&turn[(int)(1u - (unsigned int)c)]);
+        tsk_mbarrier_arrive(&turn[(int)(1u - (unsigned int)c)]);
       }
 #line 239 "examples/flash-attention-pingpong.ts"
       tsk_wgmma_wait<0>();
@@ -632,7 +634,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 240 "examples/flash-attention-pingpong.ts"
       if (lane == 0) {
 #line 241 "examples/flash-attention-pingpong.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 243 "examples/flash-attention-pingpong.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -819,7 +821,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_12
 #line 268 "examples/flash-attention-pingpong.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 269 "examples/flash-attention-pingpong.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 270 "examples/flash-attention-pingpong.ts"
     if ((tid & 127) == 0) {
 #line 271 "examples/flash-attention-pingpong.ts"
@@ -893,7 +895,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
     tsk_mbarrier_init(&turn[1], 4);
   }
 #line 106 "examples/flash-attention-pingpong.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 107 "examples/flash-attention-pingpong.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 108 "examples/flash-attention-pingpong.ts"
@@ -901,7 +903,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 109 "examples/flash-attention-pingpong.ts"
     if (tid == 0) {
 #line 110 "examples/flash-attention-pingpong.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 111 "examples/flash-attention-pingpong.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -916,11 +918,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 117 "examples/flash-attention-pingpong.ts"
     for (int j = 0; j < tiles; j++) {
 #line 118 "examples/flash-attention-pingpong.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 119 "examples/flash-attention-pingpong.ts"
       if (tid == 0) {
 #line 120 "examples/flash-attention-pingpong.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 121 "examples/flash-attention-pingpong.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1003,11 +1005,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 152 "examples/flash-attention-pingpong.ts"
     int turnPhase = c == 0 ? 1 : 0;
 #line 153 "examples/flash-attention-pingpong.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 154 "examples/flash-attention-pingpong.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 155 "examples/flash-attention-pingpong.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 156 "examples/flash-attention-pingpong.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1074,7 +1076,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
       S[62] = 0.0f; tsk_wgmma_keep<1>(&S[62]);
       S[63] = 0.0f; tsk_wgmma_keep<1>(&S[63]);
 #line 157 "examples/flash-attention-pingpong.ts"
-      tsk_mbarrier_wait(&turn[c], turnPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&turn[c], turnPhase);
 #line 158 "examples/flash-attention-pingpong.ts"
       turnPhase ^= 1;
 #line 159 "examples/flash-attention-pingpong.ts"
@@ -1089,7 +1091,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 163 "examples/flash-attention-pingpong.ts"
       if (lane == 0) {
 #line 164 "examples/flash-attention-pingpong.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&turn[(int)(1u - (unsigned int)c)]);
+        tsk_mbarrier_arrive(&turn[(int)(1u - (unsigned int)c)]);
       }
 #line 166 "examples/flash-attention-pingpong.ts"
       tsk_wgmma_wait<0>();
@@ -1157,9 +1159,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 200 "examples/flash-attention-pingpong.ts"
       const float n1 = fmaxf(m1, x1);
 #line 202 "examples/flash-attention-pingpong.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 203 "examples/flash-attention-pingpong.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 204 "examples/flash-attention-pingpong.ts"
       float p0 = 0.0f;
 #line 205 "examples/flash-attention-pingpong.ts"
@@ -1170,14 +1172,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 208 "examples/flash-attention-pingpong.ts"
         if ((e_2 & 2) == 0) {
 #line 209 "examples/flash-attention-pingpong.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 210 "examples/flash-attention-pingpong.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
 #line 211 "examples/flash-attention-pingpong.ts"
           p0 += p;
         } else {
 #line 213 "examples/flash-attention-pingpong.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 214 "examples/flash-attention-pingpong.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
 #line 215 "examples/flash-attention-pingpong.ts"
@@ -1203,7 +1205,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
         }
       }
 #line 228 "examples/flash-attention-pingpong.ts"
-      tsk_mbarrier_wait(&turn[c], turnPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&turn[c], turnPhase);
 #line 229 "examples/flash-attention-pingpong.ts"
       turnPhase ^= 1;
 #line 230 "examples/flash-attention-pingpong.ts"
@@ -1222,7 +1224,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 236 "examples/flash-attention-pingpong.ts"
       if (lane == 0) {
 #line 237 "examples/flash-attention-pingpong.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&turn[(int)(1u - (unsigned int)c)]);
+        tsk_mbarrier_arrive(&turn[(int)(1u - (unsigned int)c)]);
       }
 #line 239 "examples/flash-attention-pingpong.ts"
       tsk_wgmma_wait<0>();
@@ -1231,7 +1233,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 240 "examples/flash-attention-pingpong.ts"
       if (lane == 0) {
 #line 241 "examples/flash-attention-pingpong.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 243 "examples/flash-attention-pingpong.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -1418,7 +1420,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPingPong_D_64
 #line 268 "examples/flash-attention-pingpong.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 269 "examples/flash-attention-pingpong.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 270 "examples/flash-attention-pingpong.ts"
     if ((tid & 127) == 0) {
 #line 271 "examples/flash-attention-pingpong.ts"

@@ -220,6 +220,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionPipelined specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 55 "examples/flash-attention-pipelined.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -279,7 +281,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 111 "examples/flash-attention-pipelined.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 112 "examples/flash-attention-pipelined.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 113 "examples/flash-attention-pipelined.ts"
@@ -287,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 114 "examples/flash-attention-pipelined.ts"
     if (tid == 0) {
 #line 115 "examples/flash-attention-pipelined.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 116 "examples/flash-attention-pipelined.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -302,11 +304,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 122 "examples/flash-attention-pipelined.ts"
     for (int j = 0; j < tiles; j++) {
 #line 123 "examples/flash-attention-pipelined.ts"
-      tsk_mbarrier_wait(&emptyK[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&emptyK[s_1], phase ^ 1);
 #line 124 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 125 "examples/flash-attention-pipelined.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&fullK[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&fullK[s_1], 32768);
 #line 126 "examples/flash-attention-pipelined.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -315,11 +317,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
         }
       }
 #line 130 "examples/flash-attention-pipelined.ts"
-      tsk_mbarrier_wait(&emptyV[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&emptyV[s_1], phase ^ 1);
 #line 131 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 132 "examples/flash-attention-pipelined.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&fullV[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&fullV[s_1], 32768);
 #line 133 "examples/flash-attention-pipelined.ts"
 #pragma unroll
         for (int b_2 = 0; b_2 < 2; b_2++) {
@@ -396,9 +398,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 159 "examples/flash-attention-pipelined.ts"
     int readyPhase = 0;
 #line 160 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 162 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&fullK[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&fullK[0], 0);
 #line 163 "examples/flash-attention-pipelined.ts"
     S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
     S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -491,11 +493,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 176 "examples/flash-attention-pipelined.ts"
           if (lane == 0) {
 #line 177 "examples/flash-attention-pipelined.ts"
-            tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyK[s_2]);
+            tsk_mbarrier_arrive(&emptyK[s_2]);
 #line 178 "examples/flash-attention-pipelined.ts"
             if (j_1 > 0) {
 #line 179 "examples/flash-attention-pipelined.ts"
-              tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)j_1 + 2u - 1u) % 2]);
+              tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)j_1 + 2u - 1u) % 2]);
             }
           }
 #line 183 "examples/flash-attention-pipelined.ts"
@@ -503,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 184 "examples/flash-attention-pipelined.ts"
             const int next = (int)((unsigned int)j_1 + 1u) % 2;
 #line 185 "examples/flash-attention-pipelined.ts"
-            tsk_mbarrier_wait(&fullK[next], ((int)((unsigned int)j_1 + 1u) / 2) & 1); tsk_fence_proxy_async();
+            tsk_mbarrier_wait(&fullK[next], ((int)((unsigned int)j_1 + 1u) / 2) & 1);
 #line 186 "examples/flash-attention-pipelined.ts"
             S[(int)((1u - (unsigned int)h) * 64u)] = 0.0f; tsk_wgmma_keep<1>(&S[(int)((1u - (unsigned int)h) * 64u)]);
             S[(int)((1u - (unsigned int)h) * 64u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&S[(int)((1u - (unsigned int)h) * 64u + 1u)]);
@@ -641,9 +643,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 225 "examples/flash-attention-pipelined.ts"
           const float n1 = fmaxf(m1, x1);
 #line 227 "examples/flash-attention-pipelined.ts"
-          const float r0 = exp2f(m0 - n0);
+          const float r0 = tsk_exp2f(m0 - n0);
 #line 228 "examples/flash-attention-pipelined.ts"
-          const float r1 = exp2f(m1 - n1);
+          const float r1 = tsk_exp2f(m1 - n1);
 #line 229 "examples/flash-attention-pipelined.ts"
           float p0 = 0.0f;
 #line 230 "examples/flash-attention-pipelined.ts"
@@ -654,14 +656,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 232 "examples/flash-attention-pipelined.ts"
             if ((e_2 & 2) == 0) {
 #line 233 "examples/flash-attention-pipelined.ts"
-              const float p = exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n0);
+              const float p = tsk_exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n0);
 #line 234 "examples/flash-attention-pipelined.ts"
               S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)((unsigned int)h * 64u + (unsigned int)e_2)]);
 #line 235 "examples/flash-attention-pipelined.ts"
               p0 += p;
             } else {
 #line 237 "examples/flash-attention-pipelined.ts"
-              const float p_1 = exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n1);
+              const float p_1 = tsk_exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n1);
 #line 238 "examples/flash-attention-pipelined.ts"
               S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)((unsigned int)h * 64u + (unsigned int)e_2)]);
 #line 239 "examples/flash-attention-pipelined.ts"
@@ -956,11 +958,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 253 "examples/flash-attention-pipelined.ts"
           tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 254 "examples/flash-attention-pipelined.ts"
-          tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+          tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 255 "examples/flash-attention-pipelined.ts"
           readyPhase ^= 1;
 #line 256 "examples/flash-attention-pipelined.ts"
-          tsk_mbarrier_wait(&fullV[s_2], (j_1 / 2) & 1); tsk_fence_proxy_async();
+          tsk_mbarrier_wait(&fullV[s_2], (j_1 / 2) & 1);
 #line 257 "examples/flash-attention-pipelined.ts"
 #pragma unroll
           for (int kk_2 = 0; kk_2 < 8; kk_2++) {
@@ -984,7 +986,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 268 "examples/flash-attention-pipelined.ts"
     if (lane == 0) {
 #line 269 "examples/flash-attention-pipelined.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)tiles + 2u - 1u) % 2]);
+      tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)tiles + 2u - 1u) % 2]);
     }
 #line 272 "examples/flash-attention-pipelined.ts"
     const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
@@ -1154,7 +1156,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_1
 #line 284 "examples/flash-attention-pipelined.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 285 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 286 "examples/flash-attention-pipelined.ts"
     if ((tid & 127) == 0) {
 #line 287 "examples/flash-attention-pipelined.ts"
@@ -1228,7 +1230,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 111 "examples/flash-attention-pipelined.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 112 "examples/flash-attention-pipelined.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 113 "examples/flash-attention-pipelined.ts"
@@ -1236,7 +1238,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 114 "examples/flash-attention-pipelined.ts"
     if (tid == 0) {
 #line 115 "examples/flash-attention-pipelined.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 116 "examples/flash-attention-pipelined.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -1251,11 +1253,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 122 "examples/flash-attention-pipelined.ts"
     for (int j = 0; j < tiles; j++) {
 #line 123 "examples/flash-attention-pipelined.ts"
-      tsk_mbarrier_wait(&emptyK[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&emptyK[s_1], phase ^ 1);
 #line 124 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 125 "examples/flash-attention-pipelined.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&fullK[s_1], 16384);
+        tsk_mbarrier_arrive_expect(&fullK[s_1], 16384);
 #line 126 "examples/flash-attention-pipelined.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1264,11 +1266,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
         }
       }
 #line 130 "examples/flash-attention-pipelined.ts"
-      tsk_mbarrier_wait(&emptyV[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&emptyV[s_1], phase ^ 1);
 #line 131 "examples/flash-attention-pipelined.ts"
       if (tid == 0) {
 #line 132 "examples/flash-attention-pipelined.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&fullV[s_1], 16384);
+        tsk_mbarrier_arrive_expect(&fullV[s_1], 16384);
 #line 133 "examples/flash-attention-pipelined.ts"
 #pragma unroll
         for (int b_2 = 0; b_2 < 1; b_2++) {
@@ -1345,9 +1347,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 159 "examples/flash-attention-pipelined.ts"
     int readyPhase = 0;
 #line 160 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 162 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&fullK[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&fullK[0], 0);
 #line 163 "examples/flash-attention-pipelined.ts"
     S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
     S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1440,11 +1442,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 176 "examples/flash-attention-pipelined.ts"
           if (lane == 0) {
 #line 177 "examples/flash-attention-pipelined.ts"
-            tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyK[s_2]);
+            tsk_mbarrier_arrive(&emptyK[s_2]);
 #line 178 "examples/flash-attention-pipelined.ts"
             if (j_1 > 0) {
 #line 179 "examples/flash-attention-pipelined.ts"
-              tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)j_1 + 2u - 1u) % 2]);
+              tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)j_1 + 2u - 1u) % 2]);
             }
           }
 #line 183 "examples/flash-attention-pipelined.ts"
@@ -1452,7 +1454,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 184 "examples/flash-attention-pipelined.ts"
             const int next = (int)((unsigned int)j_1 + 1u) % 2;
 #line 185 "examples/flash-attention-pipelined.ts"
-            tsk_mbarrier_wait(&fullK[next], ((int)((unsigned int)j_1 + 1u) / 2) & 1); tsk_fence_proxy_async();
+            tsk_mbarrier_wait(&fullK[next], ((int)((unsigned int)j_1 + 1u) / 2) & 1);
 #line 186 "examples/flash-attention-pipelined.ts"
             S[(int)((1u - (unsigned int)h) * 64u)] = 0.0f; tsk_wgmma_keep<1>(&S[(int)((1u - (unsigned int)h) * 64u)]);
             S[(int)((1u - (unsigned int)h) * 64u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&S[(int)((1u - (unsigned int)h) * 64u + 1u)]);
@@ -1590,9 +1592,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 225 "examples/flash-attention-pipelined.ts"
           const float n1 = fmaxf(m1, x1);
 #line 227 "examples/flash-attention-pipelined.ts"
-          const float r0 = exp2f(m0 - n0);
+          const float r0 = tsk_exp2f(m0 - n0);
 #line 228 "examples/flash-attention-pipelined.ts"
-          const float r1 = exp2f(m1 - n1);
+          const float r1 = tsk_exp2f(m1 - n1);
 #line 229 "examples/flash-attention-pipelined.ts"
           float p0 = 0.0f;
 #line 230 "examples/flash-attention-pipelined.ts"
@@ -1603,14 +1605,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 232 "examples/flash-attention-pipelined.ts"
             if ((e_2 & 2) == 0) {
 #line 233 "examples/flash-attention-pipelined.ts"
-              const float p = exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n0);
+              const float p = tsk_exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n0);
 #line 234 "examples/flash-attention-pipelined.ts"
               S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)((unsigned int)h * 64u + (unsigned int)e_2)]);
 #line 235 "examples/flash-attention-pipelined.ts"
               p0 += p;
             } else {
 #line 237 "examples/flash-attention-pipelined.ts"
-              const float p_1 = exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n1);
+              const float p_1 = tsk_exp2f(S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] - n1);
 #line 238 "examples/flash-attention-pipelined.ts"
               S[(int)((unsigned int)h * 64u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)((unsigned int)h * 64u + (unsigned int)e_2)]);
 #line 239 "examples/flash-attention-pipelined.ts"
@@ -1905,11 +1907,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 253 "examples/flash-attention-pipelined.ts"
           tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 254 "examples/flash-attention-pipelined.ts"
-          tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+          tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 255 "examples/flash-attention-pipelined.ts"
           readyPhase ^= 1;
 #line 256 "examples/flash-attention-pipelined.ts"
-          tsk_mbarrier_wait(&fullV[s_2], (j_1 / 2) & 1); tsk_fence_proxy_async();
+          tsk_mbarrier_wait(&fullV[s_2], (j_1 / 2) & 1);
 #line 257 "examples/flash-attention-pipelined.ts"
 #pragma unroll
           for (int kk_2 = 0; kk_2 < 8; kk_2++) {
@@ -1933,7 +1935,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 268 "examples/flash-attention-pipelined.ts"
     if (lane == 0) {
 #line 269 "examples/flash-attention-pipelined.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)tiles + 2u - 1u) % 2]);
+      tsk_mbarrier_arrive(&emptyV[(int)((unsigned int)tiles + 2u - 1u) % 2]);
     }
 #line 272 "examples/flash-attention-pipelined.ts"
     const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
@@ -2103,7 +2105,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionPipelined_D_6
 #line 284 "examples/flash-attention-pipelined.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 285 "examples/flash-attention-pipelined.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 286 "examples/flash-attention-pipelined.ts"
     if ((tid & 127) == 0) {
 #line 287 "examples/flash-attention-pipelined.ts"

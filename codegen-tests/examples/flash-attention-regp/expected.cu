@@ -235,6 +235,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttentionRegP specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 55 "examples/flash-attention-regp.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -288,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 108 "examples/flash-attention-regp.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 109 "examples/flash-attention-regp.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 110 "examples/flash-attention-regp.ts"
@@ -296,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 111 "examples/flash-attention-regp.ts"
     if (tid == 0) {
 #line 112 "examples/flash-attention-regp.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 113 "examples/flash-attention-regp.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -311,11 +313,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 119 "examples/flash-attention-regp.ts"
     for (int j = 0; j < tiles; j++) {
 #line 120 "examples/flash-attention-regp.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 121 "examples/flash-attention-regp.ts"
       if (tid == 0) {
 #line 122 "examples/flash-attention-regp.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+        tsk_mbarrier_arrive_expect(&full[s_1], 65536);
 #line 123 "examples/flash-attention-regp.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -396,11 +398,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 151 "examples/flash-attention-regp.ts"
     int phase_1 = 0;
 #line 152 "examples/flash-attention-regp.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 153 "examples/flash-attention-regp.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 154 "examples/flash-attention-regp.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 155 "examples/flash-attention-regp.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -541,9 +543,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 194 "examples/flash-attention-regp.ts"
       const float n1 = fmaxf(m1, x1);
 #line 196 "examples/flash-attention-regp.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 197 "examples/flash-attention-regp.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 198 "examples/flash-attention-regp.ts"
       float p0 = 0.0f;
 #line 199 "examples/flash-attention-regp.ts"
@@ -554,14 +556,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 202 "examples/flash-attention-regp.ts"
         if ((e_2 & 2) == 0) {
 #line 203 "examples/flash-attention-regp.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 204 "examples/flash-attention-regp.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
 #line 205 "examples/flash-attention-regp.ts"
           p0 += p;
         } else {
 #line 207 "examples/flash-attention-regp.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 208 "examples/flash-attention-regp.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
 #line 209 "examples/flash-attention-regp.ts"
@@ -606,7 +608,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 229 "examples/flash-attention-regp.ts"
       if (lane == 0) {
 #line 230 "examples/flash-attention-regp.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 232 "examples/flash-attention-regp.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -793,7 +795,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_128_ST
 #line 257 "examples/flash-attention-regp.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 258 "examples/flash-attention-regp.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 259 "examples/flash-attention-regp.ts"
     if ((tid & 127) == 0) {
 #line 260 "examples/flash-attention-regp.ts"
@@ -861,7 +863,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 108 "examples/flash-attention-regp.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 109 "examples/flash-attention-regp.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 110 "examples/flash-attention-regp.ts"
@@ -869,7 +871,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 111 "examples/flash-attention-regp.ts"
     if (tid == 0) {
 #line 112 "examples/flash-attention-regp.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 113 "examples/flash-attention-regp.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -884,11 +886,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 119 "examples/flash-attention-regp.ts"
     for (int j = 0; j < tiles; j++) {
 #line 120 "examples/flash-attention-regp.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 121 "examples/flash-attention-regp.ts"
       if (tid == 0) {
 #line 122 "examples/flash-attention-regp.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 123 "examples/flash-attention-regp.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -969,11 +971,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 151 "examples/flash-attention-regp.ts"
     int phase_1 = 0;
 #line 152 "examples/flash-attention-regp.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 153 "examples/flash-attention-regp.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 154 "examples/flash-attention-regp.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 155 "examples/flash-attention-regp.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1114,9 +1116,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 194 "examples/flash-attention-regp.ts"
       const float n1 = fmaxf(m1, x1);
 #line 196 "examples/flash-attention-regp.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 197 "examples/flash-attention-regp.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 198 "examples/flash-attention-regp.ts"
       float p0 = 0.0f;
 #line 199 "examples/flash-attention-regp.ts"
@@ -1127,14 +1129,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 202 "examples/flash-attention-regp.ts"
         if ((e_2 & 2) == 0) {
 #line 203 "examples/flash-attention-regp.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 204 "examples/flash-attention-regp.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
 #line 205 "examples/flash-attention-regp.ts"
           p0 += p;
         } else {
 #line 207 "examples/flash-attention-regp.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 208 "examples/flash-attention-regp.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
 #line 209 "examples/flash-attention-regp.ts"
@@ -1179,7 +1181,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 229 "examples/flash-attention-regp.ts"
       if (lane == 0) {
 #line 230 "examples/flash-attention-regp.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 232 "examples/flash-attention-regp.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -1366,7 +1368,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionRegP_D_64_STA
 #line 257 "examples/flash-attention-regp.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 258 "examples/flash-attention-regp.ts"
-    tsk_mbarrier_wait(&ready[c], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], 0);
 #line 259 "examples/flash-attention-regp.ts"
     if ((tid & 127) == 0) {
 #line 260 "examples/flash-attention-regp.ts"

@@ -220,6 +220,8 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 #endif
 }
 
+__device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+
 // Kernel flashAttention specialized for D = 128, STAGES = 2; block 384×1×1.
 #line 58 "examples/flash-attention.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
@@ -271,7 +273,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 109 "examples/flash-attention.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 110 "examples/flash-attention.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 111 "examples/flash-attention.ts"
@@ -279,7 +281,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 112 "examples/flash-attention.ts"
     if (tid == 0) {
 #line 113 "examples/flash-attention.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
 #line 114 "examples/flash-attention.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
@@ -294,11 +296,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 120 "examples/flash-attention.ts"
     for (int j = 0; j < tiles; j++) {
 #line 121 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 122 "examples/flash-attention.ts"
       if (tid == 0) {
 #line 123 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 65536);
+        tsk_mbarrier_arrive_expect(&full[s_1], 65536);
 #line 124 "examples/flash-attention.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
@@ -381,11 +383,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 153 "examples/flash-attention.ts"
     int readyPhase = 0;
 #line 154 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 155 "examples/flash-attention.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 156 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 157 "examples/flash-attention.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -526,9 +528,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 196 "examples/flash-attention.ts"
       const float n1 = fmaxf(m1, x1);
 #line 198 "examples/flash-attention.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 199 "examples/flash-attention.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 200 "examples/flash-attention.ts"
       float p0 = 0.0f;
 #line 201 "examples/flash-attention.ts"
@@ -539,14 +541,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 203 "examples/flash-attention.ts"
         if ((e_2 & 2) == 0) {
 #line 204 "examples/flash-attention.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 205 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 206 "examples/flash-attention.ts"
           p0 += p;
         } else {
 #line 208 "examples/flash-attention.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 209 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 210 "examples/flash-attention.ts"
@@ -841,7 +843,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 224 "examples/flash-attention.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 225 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 226 "examples/flash-attention.ts"
       readyPhase ^= 1;
 #line 227 "examples/flash-attention.ts"
@@ -864,7 +866,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 234 "examples/flash-attention.ts"
       if (lane == 0) {
 #line 235 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 237 "examples/flash-attention.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -1051,7 +1053,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_128_STAGES
 #line 261 "examples/flash-attention.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 262 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 263 "examples/flash-attention.ts"
     if ((tid & 127) == 0) {
 #line 264 "examples/flash-attention.ts"
@@ -1117,7 +1119,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
     tsk_mbarrier_init(&ready[1], 128);
   }
 #line 109 "examples/flash-attention.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 110 "examples/flash-attention.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 111 "examples/flash-attention.ts"
@@ -1125,7 +1127,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 112 "examples/flash-attention.ts"
     if (tid == 0) {
 #line 113 "examples/flash-attention.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&qFull[0], 16384);
+      tsk_mbarrier_arrive_expect(&qFull[0], 16384);
 #line 114 "examples/flash-attention.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
@@ -1140,11 +1142,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 120 "examples/flash-attention.ts"
     for (int j = 0; j < tiles; j++) {
 #line 121 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 122 "examples/flash-attention.ts"
       if (tid == 0) {
 #line 123 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 124 "examples/flash-attention.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
@@ -1227,11 +1229,11 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 153 "examples/flash-attention.ts"
     int readyPhase = 0;
 #line 154 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&qFull[0], 0); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 155 "examples/flash-attention.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 156 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&full[s_2], phase_1);
 #line 157 "examples/flash-attention.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
@@ -1372,9 +1374,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 196 "examples/flash-attention.ts"
       const float n1 = fmaxf(m1, x1);
 #line 198 "examples/flash-attention.ts"
-      const float r0 = exp2f(m0 - n0);
+      const float r0 = tsk_exp2f(m0 - n0);
 #line 199 "examples/flash-attention.ts"
-      const float r1 = exp2f(m1 - n1);
+      const float r1 = tsk_exp2f(m1 - n1);
 #line 200 "examples/flash-attention.ts"
       float p0 = 0.0f;
 #line 201 "examples/flash-attention.ts"
@@ -1385,14 +1387,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 203 "examples/flash-attention.ts"
         if ((e_2 & 2) == 0) {
 #line 204 "examples/flash-attention.ts"
-          const float p = exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
+          const float p = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n0);
 #line 205 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 206 "examples/flash-attention.ts"
           p0 += p;
         } else {
 #line 208 "examples/flash-attention.ts"
-          const float p_1 = exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
+          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_2)] - n1);
 #line 209 "examples/flash-attention.ts"
           S[(int)(0u + (unsigned int)e_2)] = p_1; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_2)]);
 #line 210 "examples/flash-attention.ts"
@@ -1687,7 +1689,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 224 "examples/flash-attention.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 225 "examples/flash-attention.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+      tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 226 "examples/flash-attention.ts"
       readyPhase ^= 1;
 #line 227 "examples/flash-attention.ts"
@@ -1710,7 +1712,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 234 "examples/flash-attention.ts"
       if (lane == 0) {
 #line 235 "examples/flash-attention.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[s_2]);
+        tsk_mbarrier_arrive(&empty[s_2]);
       }
 #line 237 "examples/flash-attention.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
@@ -1897,7 +1899,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttention_D_64_STAGES_
 #line 261 "examples/flash-attention.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 262 "examples/flash-attention.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase); tsk_fence_proxy_async();
+    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 263 "examples/flash-attention.ts"
     if ((tid & 127) == 0) {
 #line 264 "examples/flash-attention.ts"

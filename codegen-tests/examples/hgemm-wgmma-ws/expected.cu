@@ -298,7 +298,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
     }
   }
 #line 106 "examples/hgemm-wgmma-ws.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 107 "examples/hgemm-wgmma-ws.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 110 "examples/hgemm-wgmma-ws.ts"
@@ -326,7 +326,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
 #line 122 "examples/hgemm-wgmma-ws.ts"
         if (tid == 0) {
 #line 123 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
 #line 124 "examples/hgemm-wgmma-ws.ts"
           tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u)], mapA, (int)((unsigned int)kt * 64u), m0, &full[s_1]);
 #line 125 "examples/hgemm-wgmma-ws.ts"
@@ -527,7 +527,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
 #line 164 "examples/hgemm-wgmma-ws.ts"
         if (kt_1 > 0 && lane == 0) {
 #line 165 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
+          tsk_mbarrier_arrive(&empty[previous]);
         }
 #line 167 "examples/hgemm-wgmma-ws.ts"
         previous = s_2;
@@ -547,7 +547,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
 #line 175 "examples/hgemm-wgmma-ws.ts"
       if (lane == 0) {
 #line 176 "examples/hgemm-wgmma-ws.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
+        tsk_mbarrier_arrive(&empty[previous]);
       }
 #line 179 "examples/hgemm-wgmma-ws.ts"
       if (leader) {
@@ -555,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
         tsk_wait_tile_stores<0>();
       }
 #line 182 "examples/hgemm-wgmma-ws.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
+      tsk_mbarrier_arrive(&joined[c_1]);
 #line 183 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_wait(&joined[c_1], joinPhase);
 #line 184 "examples/hgemm-wgmma-ws.ts"
@@ -1089,7 +1089,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWs_STAGES_3_GROUP
 #line 189 "examples/hgemm-wgmma-ws.ts"
         if (leader) {
 #line 190 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
+          tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
 #line 191 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
@@ -1697,7 +1697,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
     }
   }
 #line 263 "examples/hgemm-wgmma-ws.ts"
-  tsk_fence_proxy_async_store(); __syncthreads();
+  __syncthreads();
 #line 264 "examples/hgemm-wgmma-ws.ts"
   if (tsk_warpgroup_idx() == 0) {
 #line 267 "examples/hgemm-wgmma-ws.ts"
@@ -1725,7 +1725,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
 #line 279 "examples/hgemm-wgmma-ws.ts"
         if (tid == 0) {
 #line 280 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
 #line 281 "examples/hgemm-wgmma-ws.ts"
           tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 24576u)], mapA, (int)((unsigned int)kt * 64u), m0, &full[s_1]);
 #line 282 "examples/hgemm-wgmma-ws.ts"
@@ -1926,7 +1926,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
 #line 321 "examples/hgemm-wgmma-ws.ts"
         if (kt_1 > 0 && lane == 0) {
 #line 322 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
+          tsk_mbarrier_arrive(&empty[previous]);
         }
 #line 324 "examples/hgemm-wgmma-ws.ts"
         previous = s_2;
@@ -1946,7 +1946,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
 #line 332 "examples/hgemm-wgmma-ws.ts"
       if (lane == 0) {
 #line 333 "examples/hgemm-wgmma-ws.ts"
-        tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&empty[previous]);
+        tsk_mbarrier_arrive(&empty[previous]);
       }
 #line 336 "examples/hgemm-wgmma-ws.ts"
       if (leader) {
@@ -1954,7 +1954,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
         tsk_wait_tile_stores<0>();
       }
 #line 339 "examples/hgemm-wgmma-ws.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
+      tsk_mbarrier_arrive(&joined[c_1]);
 #line 340 "examples/hgemm-wgmma-ws.ts"
       tsk_mbarrier_wait(&joined[c_1], joinPhase);
 #line 341 "examples/hgemm-wgmma-ws.ts"
@@ -2488,7 +2488,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) hgemmWgmmaWsF16_STAGES_3_GR
 #line 346 "examples/hgemm-wgmma-ws.ts"
         if (leader) {
 #line 347 "examples/hgemm-wgmma-ws.ts"
-          tsk_fence_proxy_async_store(); tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
+          tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
 #line 348 "examples/hgemm-wgmma-ws.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {

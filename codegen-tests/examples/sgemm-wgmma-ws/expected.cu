@@ -586,7 +586,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaWs_STAGES_4_SWIZZ
       tiles[(int)((unsigned int)element_1 + 8u + 32868u)] = acc[127];
     }
 #line 158 "examples/sgemm-wgmma-ws.ts"
-    tsk_mbarrier_arrive(&joined[0]);
+    tsk_fence_proxy_async(); tsk_mbarrier_arrive(&joined[0]);
 #line 159 "examples/sgemm-wgmma-ws.ts"
     tsk_mbarrier_wait(&joined[0], 1); tsk_fence_proxy_async();
 #line 160 "examples/sgemm-wgmma-ws.ts"
