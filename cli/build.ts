@@ -135,7 +135,7 @@ export const torchPrebuiltKernels: readonly string[] = [
   "hgemmWgmmaWsF16",
   "hgemmTiledBf16",
   "hgemmTiledF16",
-  "flashAttentionRegP",
+  "flashAttentionFold",
   "flashAttentionBackwardPre",
   "flashAttentionBackwardKV",
   "flashAttentionBackwardQ",

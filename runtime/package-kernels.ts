@@ -38,7 +38,7 @@ export const packageKernelFiles: readonly string[] = [
   "examples/hgemm-tiled.ts",
   "examples/hgemm-wgmma-ws.ts",
   // attention()'s forward (runtime/attention.ts, attentionForwardKernel) and its backward.
-  "examples/flash-attention-regp.ts",
+  "examples/flash-attention-fold.ts",
   "examples/flash-attention-backward.ts",
 ];
 

@@ -98,7 +98,7 @@ describe("flash-attention backward on the CPU backend", () => {
   ];
   for (const { d, causal, checked } of cases) {
     it(`D = ${d}, ${causal ? "causal" : "not causal"}: dQ, dK, dV within the bound of float64 gradients${checked ? " (checked mode)" : ""}`, async () => {
-      library ??= compileKernelLibrary(["flash-attention-regp.ts", "flash-attention-backward.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
+      library ??= compileKernelLibrary(["flash-attention-fold.ts", "flash-attention-backward.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
       const heads = 2;
       const seq = 256;
       const shape = { batch: 1, heads, seq, headDim: d };
@@ -136,7 +136,7 @@ describe("flash-attention backward on the CPU backend", () => {
   }
 
   it("refuses what the kernels cannot take", async () => {
-    library ??= compileKernelLibrary(["flash-attention-regp.ts", "flash-attention-backward.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
+    library ??= compileKernelLibrary(["flash-attention-fold.ts", "flash-attention-backward.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
     const device = new CpuDevice();
     const b = () => device.createBuffer("bf16", 128 * 64);
     const tensors = { Q: b(), K: b(), V: b(), O: b(), dO: b(), lse: device.createBuffer("f32", 128), dQ: b(), dK: b(), dV: b() };

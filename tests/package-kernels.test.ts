@@ -23,7 +23,7 @@ afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
 
 describe("the package's kernels", () => {
   it("lists every matmul rung's file and the attention kernels", () => {
-    expect(new Set(packageKernelFiles)).toEqual(new Set([...matmulRungs.map((r) => r.file), "examples/flash-attention-regp.ts", "examples/flash-attention-backward.ts"]));
+    expect(new Set(packageKernelFiles)).toEqual(new Set([...matmulRungs.map((r) => r.file), "examples/flash-attention-fold.ts", "examples/flash-attention-backward.ts"]));
   });
 
   it("load from the package build without compiling, and matmul() and attention() run on them against float64", async () => {
@@ -38,7 +38,7 @@ describe("the package's kernels", () => {
     // The manifest names the files as the package holds them, and the library has each rung's kernel.
     const names = new Set(loaded.library.kernels.map((h) => h.description.name));
     for (const rung of matmulRungs) expect(names.has(rung.kernel), rung.kernel).toBe(true);
-    expect(loaded.library.kernels.find((h) => h.description.name === "flashAttentionRegP")!.description.source).toBe("examples/flash-attention-regp.ts");
+    expect(loaded.library.kernels.find((h) => h.description.name === "flashAttentionFold")!.description.source).toBe("examples/flash-attention-fold.ts");
 
     // f32 at an odd shape (the guarded rungs), bf16 (the tiled 16-bit rung), C poisoned.
     const [m, n, k] = [37, 45, 29];

@@ -624,7 +624,7 @@ def _fixture_manifest():
     tail = [s("seq", "i32"), s("scale", "f32"), s("causal", "i32"), c("D"), c("STAGES")]
     qkv = [b("Q", "bf16"), b("K", "bf16"), b("V", "bf16")]
     for d, shared in ((128, 197688), (64, 115768)):
-        entry("flashAttentionRegP", "flash-attention-regp.ts", {"D": d, "STAGES": 2}, [384, 1, 1], shared, qkv + [b("O", "bf16"), b("L", "f32")] + maps("mapQ", "mapK", "mapV", "mapO") + tail)
+        entry("flashAttentionFold", "flash-attention-fold.ts", {"D": d, "STAGES": 2}, [384, 1, 1], shared, qkv + [b("O", "bf16"), b("L", "f32")] + maps("mapQ", "mapK", "mapV", "mapO") + tail)
     for d in (128, 64):
         entry("flashAttentionBackwardPre", "flash-attention-backward.ts", {"D": d}, [128, 1, 1], 0, [b("O", "bf16"), b("dO", "bf16"), b("Dsum", "f32"), s("rows", "i32"), c("D")])
         entry("flashAttentionBackwardKV", "flash-attention-backward.ts", {"D": d, "STAGES": 2}, [384, 1, 1], 100000 + d,
@@ -852,7 +852,7 @@ class PrebuiltOps(unittest.TestCase):
         out = rt.attention(q, k, v, causal=True)
         self.assertEqual(out.shape, (2, 3, 256, 128))
         launch = self.driver.launches[-1]
-        forward = rt.prebuilt().find("flashAttentionRegP", D=128)
+        forward = rt.prebuilt().find("flashAttentionFold", D=128)
         self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"]), (forward.function, (2, 6, 1), (384, 1, 1), forward.shared_bytes))
         args = self.arguments(launch)
         rows = 2 * 3 * 256
@@ -862,12 +862,12 @@ class PrebuiltOps(unittest.TestCase):
         out, lse = rt.attention_forward(*(self.tensor((1, 2, 128, 64)) for _ in range(3)), scale=0.5)
         args = self.arguments(self.driver.launches[-1])
         self.assertEqual((lse.shape, str(lse.dtype), args[4], args[9:]), ((1, 2, 128), "torch.float32", lse.address, [128, 0.5, 0]))
-        self.assertEqual(self.driver.launches[-1]["function"], rt.prebuilt().find("flashAttentionRegP", D=64).function)
+        self.assertEqual(self.driver.launches[-1]["function"], rt.prebuilt().find("flashAttentionFold", D=64).function)
 
     def test_attention_checks(self):
         t = lambda shape=(1, 2, 128, 64), type="bfloat16", **kw: self.tensor(shape, type, **kw)  # noqa: E731
         for args, message in [
-            ((t(type="float16"), t(type="float16"), t(type="float16")), r"parameter 'q' is float16; the FlashAttention kernels \(examples/flash-attention-regp.ts\) take bfloat16"),
+            ((t(type="float16"), t(type="float16"), t(type="float16")), r"parameter 'q' is float16; the FlashAttention kernels \(examples/flash-attention-fold.ts\) take bfloat16"),
             ((t(), t(type="float32"), t()), r"parameter 'k' expects a bfloat16 tensor, got float32"),
             ((t((1, 2, 128, 96)),) * 3, r"the head dimension must be 64 or 128, got 96"),
             ((t((1, 2, 100, 64)),) * 3, r"seq must be a positive multiple of 128, got 100"),
@@ -925,7 +925,7 @@ class PrebuiltOps(unittest.TestCase):
             with open(os.path.join(empty, "manifest.json"), "w") as f:
                 json.dump({"kernels": []}, f)
             rt._prebuilt = None
-            with self.assertRaisesRegex(rt.TskernelError, r"has no flashAttentionRegP with D = 64: build examples/flash-attention-regp.ts into it"):
+            with self.assertRaisesRegex(rt.TskernelError, r"has no flashAttentionFold with D = 64: build examples/flash-attention-fold.ts into it"):
                 rt.attention(*(self.tensor((1, 1, 128, 64)) for _ in range(3)))
 
 

@@ -615,9 +615,10 @@ def _type_name_of(tensor):
 # block, dynamic shared memory, parameters and cubin or PTX, and launches them as the runtime's matmul() and
 # attention() do (runtime/matmul, runtime/attention.ts).
 
-PREBUILT_FILES = ("examples/hgemm-wgmma-ws.ts", "examples/hgemm-tiled.ts", "examples/flash-attention-regp.ts", "examples/flash-attention-backward.ts")
-# The forward kernel of attention, as runtime/attention.ts's attentionForwardKernel: P kept in registers.
-ATTENTION_FORWARD = ("flashAttentionRegP", "examples/flash-attention-regp.ts")
+PREBUILT_FILES = ("examples/hgemm-wgmma-ws.ts", "examples/hgemm-tiled.ts", "examples/flash-attention-fold.ts", "examples/flash-attention-backward.ts")
+# The forward kernel of attention, as runtime/attention.ts's attentionForwardKernel: P kept in registers, the
+# scale folded into each exponential.
+ATTENTION_FORWARD = ("flashAttentionFold", "examples/flash-attention-fold.ts")
 
 
 class RawKernel:
@@ -1324,7 +1325,7 @@ def _check_attention(torch, op, named):
         if t.dim() != 4:
             raise TskernelError(f"{op}: parameter '{name}' must be [batch, heads, seq, headDim], got shape {tuple(t.shape)}")
         if t.dtype == torch.float16:
-            raise TskernelError(f"{op}: parameter '{name}' is float16; the FlashAttention kernels (examples/flash-attention-regp.ts) take bfloat16 (convert with .to(torch.bfloat16))")
+            raise TskernelError(f"{op}: parameter '{name}' is float16; the FlashAttention kernels (examples/flash-attention-fold.ts) take bfloat16 (convert with .to(torch.bfloat16))")
         if t.dtype != torch.bfloat16:
             raise TskernelError(f"{op}: parameter '{name}' expects a bfloat16 tensor, got {str(t.dtype)[6:]}")
         if shape is None:
@@ -1351,7 +1352,7 @@ def _attention_device(op, index):
 
 
 def _attention_forward(torch, q, k, v, causal, scale):
-    """(out, lse) of the FlashAttention forward (ATTENTION_FORWARD: examples/flash-attention-regp.ts): the implementation of tskernel::attention_forward. lse is f32
+    """(out, lse) of the FlashAttention forward (ATTENTION_FORWARD: examples/flash-attention-fold.ts): the implementation of tskernel::attention_forward. lse is f32
     [B, H, S], each query row's log-sum-exp in base 2 of the scaled scores (runtime/attention.ts's `lse`)."""
     op = "tskernel::attention"
     b, h, s, d = _check_attention(torch, op, (("q", q), ("k", k), ("v", v)))
@@ -1408,7 +1409,7 @@ def attention(q, k, v, causal=False, scale=None):
     (batch, head), as runtime/attention.ts's attention(): q, k, v bf16 CUDA tensors [B, H, S, D], contiguous,
     of one shape, S a multiple of 128, D 64 or 128, on an sm_90 GPU; scale defaults to 1/sqrt(D). Returns the
     output [B, H, S, D]. The operator tskernel::attention_forward (the FlashAttention kernel with P in registers,
-    examples/flash-attention-regp.ts), with gradients through tskernel::attention_backward
+    examples/flash-attention-fold.ts), with gradients through tskernel::attention_backward
     (examples/flash-attention-backward.ts, from the forward's log-sum-exps). The prebuilt kernels:
     prebuilt_build_command()."""
     out, _lse = attention_forward(q, k, v, causal, scale)
