@@ -1,7 +1,7 @@
 /**
  * `attention(device, library, Q, K, V, O, shape, options)`: scaled dot-product attention, O = softmax(scale·Q·Kᵀ
  * (masked above the diagonal when causal))·V for each (batch, head), with the FlashAttention forward kernel
- * (attentionForwardKernel: examples/flash-attention-fold.ts, P kept in registers and the scale folded into each
+ * (package-kernels.ts's attentionForwardKernel: examples/flash-attention-fold.ts, P kept in registers and the scale folded into each
  * exponential; 86–98 % of cuDNN's forward on the H100, against 73–77 % for examples/flash-attention.ts in the same
  * run, which takes the same arguments) from a library that holds it. Q, K, V and O are bf16 buffers laid out as
  * contiguous [batch, heads, seq, headDim] tensors (PyTorch's default), which the kernel reads as 2-D
@@ -12,7 +12,7 @@
 
 import type { Device, DeviceBuffer } from "./device.ts";
 import { KernelLibrary } from "./library.ts";
-import { packageKernelLibrary } from "./package-kernels.ts";
+import { attentionForwardKernel, packageKernelLibrary } from "./package-kernels.ts";
 import { createTensorMap } from "./tensor-map.ts";
 
 export interface AttentionShape {
@@ -67,14 +67,6 @@ function checkShape(what: string, device: Device, shape: AttentionShape, buffers
   return rows;
 }
 
-/**
- * The forward kernel attention() launches: the register-P FlashAttention with the softmax's scale folded into
- * each exponential's fma (bench/README.md, 2026-11-26 on the H100: 94.3 / 97.1 / 86.0 / 98.2 % of cuDNN's forward
- * on the four shapes of issue 22, against 87–91 % / 79.5 % for the register-P kernel and 68–77 % for the shared-P
- * kernel of flash-attention.ts in the same run). All take the same arguments, tensor maps and launch and write
- * log-sum-exps; this one's are within the float64 bound, not bit for bit the others' (one rounding less).
- */
-export const attentionForwardKernel = { name: "flashAttentionFold", file: "examples/flash-attention-fold.ts" } as const;
 
 export async function attention(device: Device, Q: DeviceBuffer, K: DeviceBuffer, V: DeviceBuffer, O: DeviceBuffer, shape: AttentionShape, options?: AttentionOptions): Promise<void>;
 export async function attention(device: Device, library: KernelLibrary, Q: DeviceBuffer, K: DeviceBuffer, V: DeviceBuffer, O: DeviceBuffer, shape: AttentionShape, options?: AttentionOptions): Promise<void>;
