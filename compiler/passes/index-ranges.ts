@@ -105,16 +105,26 @@ export class IndexRanges {
     const assignments = new Map<Variable, number>();
     const loopUpdates = new Map<Variable, number>();
     const unknown = new Set<Variable>();
+    // Every value each variable is given (declarations and whole assignments), for those assigned after all.
+    const values = new Map<Variable, Expr[]>();
+    const give = (variable: Variable, value: Expr) => {
+      const list = values.get(variable);
+      if (list) list.push(value);
+      else values.set(variable, [value]);
+    };
     walkStmts(body, (stmt) => {
-      if (stmt.kind === "assign") assignments.set(stmt.variable, (assignments.get(stmt.variable) ?? 0) + 1);
-      else if (stmt.kind === "declare" && !stmt.init) unknown.add(stmt.variable);
+      if (stmt.kind === "assign") {
+        assignments.set(stmt.variable, (assignments.get(stmt.variable) ?? 0) + 1);
+        // `x op= e` gives x the value x op e; an assignment to a part of it (a lane, a field) says nothing.
+        if (stmt.path) unknown.add(stmt.variable);
+        else give(stmt.variable, stmt.op ? ({ kind: "binary", op: stmt.op, left: { kind: "variable", variable: stmt.variable, type: stmt.variable.type, span: stmt.span }, right: stmt.value, type: stmt.variable.type, span: stmt.span } as Expr) : stmt.value);
+      } else if (stmt.kind === "declare" && !stmt.init) unknown.add(stmt.variable);
+      else if (stmt.kind === "declare") give(stmt.variable, stmt.init!);
       else if (stmt.kind === "for") {
         const counter = counterOf(stmt);
         if (counter) loopUpdates.set(counter.variable, (loopUpdates.get(counter.variable) ?? 0) + 1);
-      } else if (stmt.kind !== "declare") for (const variable of declaredVariables(stmt)) unknown.add(variable);
+      } else for (const variable of declaredVariables(stmt)) unknown.add(variable);
     });
-    // Variables declared with a value and assigned elsewhere too (not loop counters): each value they are given.
-    const values = new Map<Variable, Expr[]>();
     const counters = new Set<Variable>();
     walkStmts(body, (stmt) => {
       if (stmt.kind === "for") {
@@ -128,16 +138,8 @@ export class IndexRanges {
         this.note(stmt.variable, this.of(stmt.init));
       }
     });
-    walkStmts(body, (stmt) => {
-      if (stmt.kind === "declare" && stmt.init && assignments.has(stmt.variable)) values.set(stmt.variable, [...(values.get(stmt.variable) ?? []), stmt.init]);
-      else if (stmt.kind === "assign" && assignments.has(stmt.variable)) {
-        // `x op= e` gives x the value x op e; an assignment to a part of it (a lane, a field) says nothing.
-        const value: Expr | undefined = stmt.path ? undefined : stmt.op ? { kind: "binary", op: stmt.op, left: { kind: "variable", variable: stmt.variable, type: stmt.variable.type, span: stmt.span }, right: stmt.value, type: stmt.variable.type, span: stmt.span } as Expr : stmt.value;
-        if (value) values.set(stmt.variable, [...(values.get(stmt.variable) ?? []), value]);
-        else unknown.add(stmt.variable);
-      }
-    });
-    this.settle([...values].filter(([variable]) => !unknown.has(variable) && !counters.has(variable)));
+    // Variables declared with a value and assigned elsewhere too (not loop counters) settle on the join of theirs.
+    this.settle([...values].filter(([variable]) => assignments.has(variable) && !unknown.has(variable) && !counters.has(variable)));
   }
 
   /**
