@@ -17,7 +17,7 @@ OUT=/tmp/res
 mkdir -p "$OUT" "$FINAL_OUT"
 export OUT
 # Each variant (cases-bf16.ts) right after the case it is compared with, so both run in the same process.
-export TSK_KERNEL_CASES=${TSK_KERNEL_CASES:-layernorm-bf16,layernorm-bf16-shifted,layernorm-bf16-shifted-512,rmsnorm-bf16,softmax-bf16,gelu-bf16,gelu-bf16-one,gelu-bf16-tanh,dequantize-int8,dequantize-int8-prefetch,blur-rgba8,blur-rgba8-wave}
+export TSK_KERNEL_CASES=${TSK_KERNEL_CASES:-layernorm-bf16,layernorm-bf16-shifted,layernorm-bf16-shifted-512,rmsnorm-bf16,softmax-bf16,gelu-bf16,gelu-bf16-one,gelu-bf16-tanh,dequantize-int8,dequantize-int8-prefetch,dequantize-int8-whole,blur-rgba8,blur-rgba8-wave}
 export TSK_NCU_SECONDS=${TSK_NCU_SECONDS:-0}
 # Twelve cases with the variants, against six in the run of 2026-11-26 (which had 80 s).
 export TSK_TORCH_SECONDS=${TSK_TORCH_SECONDS:-170}

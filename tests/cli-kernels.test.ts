@@ -53,7 +53,7 @@ describe("tskernel bench kernels", () => {
   it("rejects unknown kernels and malformed sizes with exit status 1", async () => {
     const kernel = await cli("bench", "kernels", "--backend", "cpu", "--kernels", "sum,bogus");
     expect(kernel.code).toBe(1);
-    expect(kernel.stderr).toBe("tskernel: unknown kernel(s) 'bogus'; the suite has saxpy, gelu, transpose, sum, sum-onepass, softmax, softmax-subgroups, layernorm, layernorm-subgroups, scan, scan-lookback, scan-lookback-subgroups, histogram, layernorm-bf16, layernorm-bf16-shifted, layernorm-bf16-shifted-512, rmsnorm-bf16, softmax-bf16, gelu-bf16, gelu-bf16-one, gelu-bf16-tanh, dequantize-int8, dequantize-int8-prefetch, blur-rgba8, blur-rgba8-wave\n");
+    expect(kernel.stderr).toBe("tskernel: unknown kernel(s) 'bogus'; the suite has saxpy, gelu, transpose, sum, sum-onepass, softmax, softmax-subgroups, layernorm, layernorm-subgroups, scan, scan-lookback, scan-lookback-subgroups, histogram, layernorm-bf16, layernorm-bf16-shifted, layernorm-bf16-shifted-512, rmsnorm-bf16, softmax-bf16, gelu-bf16, gelu-bf16-one, gelu-bf16-tanh, dequantize-int8, dequantize-int8-prefetch, dequantize-int8-whole, blur-rgba8, blur-rgba8-wave\n");
     const size = await cli("bench", "kernels", "--backend", "cpu", "--sizes", "64x");
     expect(size.code).toBe(1);
     expect(size.stderr).toBe("tskernel: '64x' is not a size: write N for the 1-D kernels or RxC for the 2-D ones\n");

@@ -81,6 +81,8 @@ const testShapes: Record<string, readonly Shape[]> = {
   "gelu-bf16-one": [[8 * 25_013], [8]],
   "gelu-bf16-tanh": [[8 * 25_013], [8]],
   "dequantize-int8-prefetch": [[37, 16], [29, 1040]],
+  // 8-byte vectors: rows of one vector (8 columns), and a partial chunk.
+  "dequantize-int8-whole": [[37, 8], [29, 1032]],
   "blur-rgba8-wave": [[67, 100], [40, 4], [3, 520]],
 };
 
@@ -152,6 +154,7 @@ describe("memory-bound examples: every declared specialization, and the checked 
     ["blur-rgba8", [37, 300], { blurRgba8: { THREADS: 64, STRIP: 16 } }],
     ["blur-rgba8", [150, 300], { blurRgba8: { THREADS: 128, STRIP: 64 } }],
     ["dequantize-int8-prefetch", [41, 1024], { dequantizeRowsPrefetch: { T: "bf16", BLOCK: 256, ITEMS: 2 } }],
+    ["dequantize-int8-whole", [41, 1024], { dequantizeRowsWhole: { T: "bf16", BLOCK: 256, ITEMS: 1 } }],
     ["layernorm-bf16-shifted", [9, 8000], { layerNormHalfShifted: { T: "bf16", THREADS: 512, ROWS: 1, ITEMS: 2 } }],
   ];
 

@@ -57,17 +57,44 @@ async function check(device: Device, kernel: KernelHandle): Promise<void> {
   expect(wrong.slice(0, 10)).toEqual([]);
 }
 
+/** widenBytes: 8-byte vectors of i8 in, widened to bf16 and reversed as u8, against values computed here. */
+async function checkWiden(device: Device, kernel: KernelHandle): Promise<void> {
+  const blocks = 3;
+  const n = blocks * 32 * 8 - 8; // the last thread returns: its outputs must stay poisoned
+  const q = Int8Array.from({ length: blocks * 32 * 8 }, () => Math.floor(Math.random() * 256) - 128);
+  const out = device.createBuffer("bf16", new Uint16Array(q.length).fill(0x7fd5));
+  const reversed = device.createBuffer(new Uint8Array(q.length).fill(0xa5));
+  await device.launch(kernel, { grid: [blocks], args: [out, reversed, device.createBuffer(q), n] });
+  const gotOut = (await device.read(out, { bits: true })) as Uint16Array;
+  const gotReversed = (await device.read(reversed)) as Uint8Array;
+  const wrong: string[] = [];
+  for (let i = 0; i < q.length; i++) {
+    const k = i % 8;
+    const base = i - k;
+    const live = i < n;
+    const wantOut = live ? referenceBf16Bits(k === 7 ? q[i]! * 0.5 : q[i]!)! : 0x7fd5;
+    const wantReversed = live ? (k === 7 ? q[base]! + 300 : q[base + 7 - k]!) & 0xff : 0xa5;
+    if (gotOut[i] !== wantOut) wrong.push(`out[${i}]: ${gotOut[i]}, expected ${wantOut}`);
+    if (gotReversed[i] !== wantReversed) wrong.push(`reversed[${i}]: ${gotReversed[i]}, expected ${wantReversed}`);
+  }
+  expect(wrong.slice(0, 10)).toEqual([]);
+}
+
 describe("vector accesses of 16- and 8-bit elements", () => {
   for (const backend of ["cpu", "webgpu"] as const) {
     it(`on ${backend}`, async (context) => {
       const device = await deviceFor(backend);
       if (typeof device === "string") return context.skip(device);
-      await check(device, compileKernelLibrary([file], [backend === "cpu" ? "js" : "wgsl"]).get("packRows"));
+      const library = compileKernelLibrary([file], [backend === "cpu" ? "js" : "wgsl"]);
+      await check(device, library.get("packRows"));
+      await checkWiden(device, library.get("widenBytes"));
     });
   }
   it("on the CPU checked (alignment, bounds, unwritten shared elements)", async () => {
     const device = await createDevice({ backend: "cpu", checked: true });
-    await check(device, compileKernelLibrary([file], ["js"]).get("packRows"));
+    const library = compileKernelLibrary([file], ["js"]);
+    await check(device, library.get("packRows"));
+    await checkWiden(device, library.get("widenBytes"));
     device.dispose();
   });
 });

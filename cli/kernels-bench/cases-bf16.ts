@@ -319,16 +319,23 @@ function geluCase(type: HalfType, variant?: "one" | "tanh"): KernelCase {
   };
 }
 
-/**
- * The dequantization to `type`; `prefetch` runs dequantizeRowsPrefetch (each vector's scale read with its int8,
- * before any store) instead of dequantizeRows: same launch, same results.
- */
-function dequantizeCase(type: HalfType, prefetch = false): KernelCase {
-  const name = prefetch ? "dequantizeRowsPrefetch" : "dequantizeRows";
+/** The dequantization kernels beside dequantizeRows, by case suffix (examples/elementwise-bf16.ts). */
+const dequantizeVariants = {
+  /** Each vector's scale read with its int8, before any store: same launch, same results. */
+  prefetch: { kernel: "dequantizeRowsPrefetch", title: " (scales read with the int8)", elements: 16 },
+  /** Eight int8 in (8 bytes) and one 16-byte store out a vector: whole sectors for each warp's accesses. */
+  whole: { kernel: "dequantizeRowsWhole", title: " (8-byte loads, one 16-byte store a vector)", elements: 8 },
+} as const;
+
+/** The dequantization to `type`, by dequantizeRows or one of its variants. */
+function dequantizeCase(type: HalfType, variant?: keyof typeof dequantizeVariants): KernelCase {
+  const name = variant ? dequantizeVariants[variant].kernel : "dequantizeRows";
+  // Elements a vector access moves: sixteen int8 (load16) or, for the whole-sector kernel, eight (load8).
+  const elements = variant ? dequantizeVariants[variant].elements : 16;
   return {
-    id: (type === "bf16" ? "dequantize-int8" : `dequantize-int8-${type}`) + (prefetch ? "-prefetch" : ""),
+    id: (type === "bf16" ? "dequantize-int8" : `dequantize-int8-${type}`) + (variant ? `-${variant}` : ""),
     family: "dequantize",
-    title: `int8 → ${type} dequantization, per-row scales${prefetch ? " (scales read with the int8)" : ""}`,
+    title: `int8 → ${type} dequantization, per-row scales${variant ? dequantizeVariants[variant].title : ""}`,
     kernels: { [name]: "examples/elementwise-bf16.ts" },
     torch: `q.to(torch.${type === "bf16" ? "bfloat16" : "float16"}) * scale[:, None] (int8 q, ${type} scale)`,
     dims: 2,
@@ -338,16 +345,16 @@ function dequantizeCase(type: HalfType, prefetch = false): KernelCase {
       [37, 48],
     ],
     space: () => ({ kernels: [name], constants: elementwiseSpace }),
-    unsupported: ([, cols]) => (cols! % 16 === 0 ? undefined : "cols must be a multiple of 16 (16-byte vectors of int8)"),
+    unsupported: ([, cols]) => (cols! % elements === 0 ? undefined : `cols must be a multiple of ${elements} (${elements}-byte vectors of int8)`),
     build([rows, cols], context) {
-      const kernel = pick(context, name, prefetch ? [{ T: type }] : [{ T: type }, { T: type, BLOCK: 128, ITEMS: 2 }]);
+      const kernel = pick(context, name, variant === "prefetch" ? [{ T: type }] : variant === "whole" ? [{ T: type }, { T: type, ITEMS: 1 }] : [{ T: type }, { T: type, BLOCK: 128, ITEMS: 2 }]);
       return {
         buffers: [
           { name: "q", length: rows! * cols!, role: "input", type: "i8", low: -128, high: 128 },
           { name: "scale", length: rows!, role: "input", type, low: 0.001, high: 0.05 },
           { name: "out", length: rows! * cols!, role: "output", type },
         ],
-        steps: [{ kernel, grid: [vectorBlocks((rows! * cols!) / 16, kernel, context), 1, 1], args: [{ buffer: "out" }, { buffer: "q" }, { buffer: "scale" }, { i32: rows! }, { i32: cols! }] }],
+        steps: [{ kernel, grid: [vectorBlocks((rows! * cols!) / elements, kernel, context), 1, 1], args: [{ buffer: "out" }, { buffer: "q" }, { buffer: "scale" }, { i32: rows! }, { i32: cols! }] }],
         bytes: 3 * rows! * cols! + 2 * rows!,
         output: "out",
         parameters: {},
@@ -482,7 +489,8 @@ export const halfCases: readonly KernelCase[] = [
   geluCase("bf16", "one"),
   geluCase("bf16", "tanh"),
   dequantizeCase("bf16"),
-  dequantizeCase("bf16", true),
+  dequantizeCase("bf16", "prefetch"),
+  dequantizeCase("bf16", "whole"),
   blurCase(),
   blurCase(true),
 ];

@@ -30,17 +30,17 @@ __device__ __forceinline__ float tsk_f64_to_f32_odd(double d) {
 }
 
 // Kernel packRows; block 32×1×1.
-#line 9 "codegen-tests/vector-narrow/kernel.ts"
-extern "C" __global__ void __launch_bounds__(32) packRows(tsk_bf16* out, const tsk_bf16* __restrict__ x, unsigned char* bytes, const unsigned char* __restrict__ pixels, short* shorts, int n, tsk_bf16 scale) {
 #line 10 "codegen-tests/vector-narrow/kernel.ts"
-  __shared__ __align__(16) tsk_bf16 rows[2][256];
+extern "C" __global__ void __launch_bounds__(32) packRows(tsk_bf16* out, const tsk_bf16* __restrict__ x, unsigned char* bytes, const unsigned char* __restrict__ pixels, short* shorts, int n, tsk_bf16 scale) {
 #line 11 "codegen-tests/vector-narrow/kernel.ts"
-  const int t = (int)threadIdx.x;
+  __shared__ __align__(16) tsk_bf16 rows[2][256];
 #line 12 "codegen-tests/vector-narrow/kernel.ts"
-  const int i = (int)(((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)t) * 8u);
+  const int t = (int)threadIdx.x;
 #line 13 "codegen-tests/vector-narrow/kernel.ts"
-  if (i < n) {
+  const int i = (int)(((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)t) * 8u);
 #line 14 "codegen-tests/vector-narrow/kernel.ts"
+  if (i < n) {
+#line 15 "codegen-tests/vector-narrow/kernel.ts"
     const uint4 words = *reinterpret_cast<const uint4*>(&x[i]);
     const tsk_bf16 a = tsk_bf16{(unsigned short)words.x};
     const tsk_bf16 b = tsk_bf16{(unsigned short)(words.x >> 16)};
@@ -50,18 +50,18 @@ extern "C" __global__ void __launch_bounds__(32) packRows(tsk_bf16* out, const t
     const tsk_bf16 f = tsk_bf16{(unsigned short)(words.z >> 16)};
     const tsk_bf16 g = tsk_bf16{(unsigned short)words.w};
     const tsk_bf16 h = tsk_bf16{(unsigned short)(words.w >> 16)};
-#line 15 "codegen-tests/vector-narrow/kernel.ts"
+#line 16 "codegen-tests/vector-narrow/kernel.ts"
     *reinterpret_cast<uint4*>(&rows[t & 1][(int)((unsigned int)t * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(a) * tsk_bf16_to_f32(scale))).bits | ((unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(b) * tsk_bf16_to_f32(scale))).bits << 16), (unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(c) * tsk_bf16_to_f32(scale))).bits | ((unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(d) * tsk_bf16_to_f32(scale))).bits << 16), (unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(e) * tsk_bf16_to_f32(scale))).bits | ((unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(f) * tsk_bf16_to_f32(scale))).bits << 16), (unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(g) * tsk_bf16_to_f32(scale))).bits | ((unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(h) * tsk_bf16_to_f32(scale))).bits << 16));
   }
-#line 17 "codegen-tests/vector-narrow/kernel.ts"
-  __syncthreads();
 #line 18 "codegen-tests/vector-narrow/kernel.ts"
+  __syncthreads();
+#line 19 "codegen-tests/vector-narrow/kernel.ts"
   if (i >= n) {
     return;
   }
-#line 20 "codegen-tests/vector-narrow/kernel.ts"
-  const int s = (int)((unsigned int)t + 1u) & 31;
 #line 21 "codegen-tests/vector-narrow/kernel.ts"
+  const int s = (int)((unsigned int)t + 1u) & 31;
+#line 22 "codegen-tests/vector-narrow/kernel.ts"
   const uint4 words_1 = *reinterpret_cast<const uint4*>(&rows[s & 1][(int)((unsigned int)s * 8u)]);
   const tsk_bf16 a_1 = tsk_bf16{(unsigned short)words_1.x};
   const tsk_bf16 b_1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
@@ -71,11 +71,11 @@ extern "C" __global__ void __launch_bounds__(32) packRows(tsk_bf16* out, const t
   const tsk_bf16 f_1 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
   const tsk_bf16 g_1 = tsk_bf16{(unsigned short)words_1.w};
   const tsk_bf16 h_1 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
-#line 22 "codegen-tests/vector-narrow/kernel.ts"
-  *reinterpret_cast<uint4*>(&out[i]) = make_uint4((unsigned int)(a_1).bits | ((unsigned int)(b_1).bits << 16), (unsigned int)(c_1).bits | ((unsigned int)(d_1).bits << 16), (unsigned int)(e_1).bits | ((unsigned int)(f_1).bits << 16), (unsigned int)(g_1).bits | ((unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(h_1) + tsk_bf16_to_f32(tsk_bf16{0x3f80}))).bits << 16));
 #line 23 "codegen-tests/vector-narrow/kernel.ts"
-  if (i % 16 == 0) {
+  *reinterpret_cast<uint4*>(&out[i]) = make_uint4((unsigned int)(a_1).bits | ((unsigned int)(b_1).bits << 16), (unsigned int)(c_1).bits | ((unsigned int)(d_1).bits << 16), (unsigned int)(e_1).bits | ((unsigned int)(f_1).bits << 16), (unsigned int)(g_1).bits | ((unsigned int)(tsk_f32_to_bf16(tsk_bf16_to_f32(h_1) + tsk_bf16_to_f32(tsk_bf16{0x3f80}))).bits << 16));
 #line 24 "codegen-tests/vector-narrow/kernel.ts"
+  if (i % 16 == 0) {
+#line 25 "codegen-tests/vector-narrow/kernel.ts"
     const uint4 words_2 = *reinterpret_cast<const uint4*>(&pixels[i]);
     const unsigned int p0 = (words_2.x & 0xffu);
     const unsigned int p1 = ((words_2.x >> 8) & 0xffu);
@@ -93,19 +93,44 @@ extern "C" __global__ void __launch_bounds__(32) packRows(tsk_bf16* out, const t
     const unsigned int p13 = ((words_2.w >> 8) & 0xffu);
     const unsigned int p14 = ((words_2.w >> 16) & 0xffu);
     const unsigned int p15 = ((words_2.w >> 24) & 0xffu);
-#line 25 "codegen-tests/vector-narrow/kernel.ts"
-    const unsigned int sum = p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10 + p11 + p12 + p13 + p14 + p15;
 #line 26 "codegen-tests/vector-narrow/kernel.ts"
+    const unsigned int sum = p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7 + p8 + p9 + p10 + p11 + p12 + p13 + p14 + p15;
+#line 27 "codegen-tests/vector-narrow/kernel.ts"
     *reinterpret_cast<uint4*>(&bytes[i]) = make_uint4(((unsigned int)(sum) & 0xffu) | (((unsigned int)(p1 * 2u) & 0xffu) << 8) | (((unsigned int)(p2 + 7u) & 0xffu) << 16) | (((unsigned int)(p3) & 0xffu) << 24), ((unsigned int)(p4) & 0xffu) | (((unsigned int)(p5) & 0xffu) << 8) | (((unsigned int)(p6) & 0xffu) << 16) | (((unsigned int)(p7) & 0xffu) << 24), ((unsigned int)(p8) & 0xffu) | (((unsigned int)(p9) & 0xffu) << 8) | (((unsigned int)(p10) & 0xffu) << 16) | (((unsigned int)(p11) & 0xffu) << 24), ((unsigned int)(p12) & 0xffu) | (((unsigned int)(p13) & 0xffu) << 8) | (((unsigned int)(p14) & 0xffu) << 16) | (((unsigned int)((unsigned int)__float2int_rz(tsk_bf16_to_f32(a_1))) & 0xffu) << 24));
   }
-#line 28 "codegen-tests/vector-narrow/kernel.ts"
+#line 29 "codegen-tests/vector-narrow/kernel.ts"
   const uint2 words_3 = *reinterpret_cast<const uint2*>(&shorts[i]);
   const int s0 = (int)(short)words_3.x;
   const int s1 = (int)(short)(words_3.x >> 16);
   const int s2 = (int)(short)words_3.y;
   const int s3 = (int)(short)(words_3.y >> 16);
-#line 29 "codegen-tests/vector-narrow/kernel.ts"
-  *reinterpret_cast<uint2*>(&shorts[(int)((unsigned int)i + 4u)]) = make_uint2(((unsigned int)((int)((unsigned int)s0 * 3u)) & 0xffffu) | (((unsigned int)((int)((unsigned int)s1 - 70000u)) & 0xffffu) << 16), ((unsigned int)(s2) & 0xffffu) | (((unsigned int)(s3) & 0xffffu) << 16));
 #line 30 "codegen-tests/vector-narrow/kernel.ts"
+  *reinterpret_cast<uint2*>(&shorts[(int)((unsigned int)i + 4u)]) = make_uint2(((unsigned int)((int)((unsigned int)s0 * 3u)) & 0xffffu) | (((unsigned int)((int)((unsigned int)s1 - 70000u)) & 0xffffu) << 16), ((unsigned int)(s2) & 0xffffu) | (((unsigned int)(s3) & 0xffffu) << 16));
+#line 31 "codegen-tests/vector-narrow/kernel.ts"
   shorts[i] = (int)((unsigned int)s0 + 1u);
+}
+
+// Kernel widenBytes; block 32×1×1.
+#line 35 "codegen-tests/vector-narrow/kernel.ts"
+extern "C" __global__ void __launch_bounds__(32) widenBytes(tsk_bf16* out, unsigned char* reversed, const signed char* __restrict__ q, int n) {
+#line 36 "codegen-tests/vector-narrow/kernel.ts"
+  const int i = (int)(((unsigned int)((int)blockIdx.x) * 32u + (unsigned int)((int)threadIdx.x)) * 8u);
+#line 37 "codegen-tests/vector-narrow/kernel.ts"
+  if (i >= n) {
+    return;
+  }
+#line 38 "codegen-tests/vector-narrow/kernel.ts"
+  const uint2 words = *reinterpret_cast<const uint2*>(&q[i]);
+  const int a = (int)(signed char)words.x;
+  const int b = (int)(signed char)(words.x >> 8);
+  const int c = (int)(signed char)(words.x >> 16);
+  const int d = (int)(signed char)(words.x >> 24);
+  const int e = (int)(signed char)words.y;
+  const int f = (int)(signed char)(words.y >> 8);
+  const int g = (int)(signed char)(words.y >> 16);
+  const int h = (int)(signed char)(words.y >> 24);
+#line 39 "codegen-tests/vector-narrow/kernel.ts"
+  *reinterpret_cast<uint4*>(&out[i]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)a)).bits | ((unsigned int)(tsk_f32_to_bf16((float)b)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)c)).bits | ((unsigned int)(tsk_f32_to_bf16((float)d)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)e)).bits | ((unsigned int)(tsk_f32_to_bf16((float)f)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)g)).bits | ((unsigned int)(tsk_f32_to_bf16((float)h * 0.5f)).bits << 16));
+#line 40 "codegen-tests/vector-narrow/kernel.ts"
+  *reinterpret_cast<uint2*>(&reversed[i]) = make_uint2(((unsigned int)((unsigned int)h) & 0xffu) | (((unsigned int)((unsigned int)g) & 0xffu) << 8) | (((unsigned int)((unsigned int)f) & 0xffu) << 16) | (((unsigned int)((unsigned int)e) & 0xffu) << 24), ((unsigned int)((unsigned int)d) & 0xffu) | (((unsigned int)((unsigned int)c) & 0xffu) << 8) | (((unsigned int)((unsigned int)b) & 0xffu) << 16) | (((unsigned int)((unsigned int)((int)((unsigned int)a + 300u))) & 0xffu) << 24));
 }

@@ -19,3 +19,11 @@ static inline cudaError_t launch_packRows(dim3 grid, cudaStream_t stream, __nv_b
   packRows<<<grid, dim3(32, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(x), bytes, pixels, shorts, n, *reinterpret_cast<const tsk_bf16*>(&scale));
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(32) widenBytes(tsk_bf16* out, unsigned char* reversed, const signed char* __restrict__ q, int n);
+
+// Launches widenBytes with its fixed block 32×1×1; returns the launch error, if any.
+static inline cudaError_t launch_widenBytes(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, unsigned char* reversed, const signed char* q, int n) {
+  widenBytes<<<grid, dim3(32, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reversed, q, n);
+  return cudaGetLastError();
+}

@@ -180,3 +180,67 @@ export function packRows(args, blockIdx, blockDim, gridDim) {
   }
   if (alive === 0) return;
 }
+
+// Kernel widenBytes: runs one block.
+let widenBytes_arrays;
+export function widenBytes(args, blockIdx, blockDim, gridDim) {
+  const [out, reversed, q, n] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 32, ny = 1, nz = 1, threads = 32;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (widenBytes_arrays === undefined || widenBytes_arrays.threads !== threads) {
+    widenBytes_arrays = { threads, done: new Uint8Array(threads) };
+  }
+  const { done } = widenBytes_arrays;
+  done.fill(0);
+  let alive = threads;
+  threads0: for (let t = 0; t < threads; t++) {
+    if (done[t]) continue;
+    const tx = t;
+    const i = imul(((imul(bx, 32) + tx) | 0), 8);
+    if (i >= n) {
+      done[t] = 1; alive--; continue threads0;
+    }
+    const a = q[i];
+    const b = q[((i + 1) | 0)];
+    const c = q[((i + 2) | 0)];
+    const d = q[((i + 3) | 0)];
+    const e = q[((i + 4) | 0)];
+    const f = q[((i + 5) | 0)];
+    const g = q[((i + 6) | 0)];
+    const h = q[((i + 7) | 0)];
+    const lane = bf16Round(fround(a));
+    const lane_1 = bf16Round(fround(b));
+    const lane_2 = bf16Round(fround(c));
+    const lane_3 = bf16Round(fround(d));
+    const lane_4 = bf16Round(fround(e));
+    const lane_5 = bf16Round(fround(f));
+    const lane_6 = bf16Round(fround(g));
+    const lane_7 = bf16Round(fround(fround(h) * 0.5));
+    out[i] = bf16Encode(lane);
+    out[((i + 1) | 0)] = bf16Encode(lane_1);
+    out[((i + 2) | 0)] = bf16Encode(lane_2);
+    out[((i + 3) | 0)] = bf16Encode(lane_3);
+    out[((i + 4) | 0)] = bf16Encode(lane_4);
+    out[((i + 5) | 0)] = bf16Encode(lane_5);
+    out[((i + 6) | 0)] = bf16Encode(lane_6);
+    out[((i + 7) | 0)] = bf16Encode(lane_7);
+    const lane_8 = h >>> 0;
+    const lane_9 = g >>> 0;
+    const lane_10 = f >>> 0;
+    const lane_11 = e >>> 0;
+    const lane_12 = d >>> 0;
+    const lane_13 = c >>> 0;
+    const lane_14 = b >>> 0;
+    const lane_15 = ((a + 300) | 0) >>> 0;
+    reversed[i] = lane_8;
+    reversed[((i + 1) | 0)] = lane_9;
+    reversed[((i + 2) | 0)] = lane_10;
+    reversed[((i + 3) | 0)] = lane_11;
+    reversed[((i + 4) | 0)] = lane_12;
+    reversed[((i + 5) | 0)] = lane_13;
+    reversed[((i + 6) | 0)] = lane_14;
+    reversed[((i + 7) | 0)] = lane_15;
+  }
+  if (alive === 0) return;
+}

@@ -25,6 +25,8 @@ fn tsk_pack_bf16(x: f32) -> u32 {
   if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0x7fffu; }
   return bits >> 16u;
 }
+fn tsk_unpack_i8(word: u32, index: u32) -> i32 { return extractBits(bitcast<i32>(word), (index & 3u) * 8u, 8u); }
+fn tsk_pack_i8(x: i32) -> u32 { return bitcast<u32>(x) & 0xffu; }
 fn tsk_unpack_u8(word: u32, index: u32) -> u32 { return extractBits(word, (index & 3u) * 8u, 8u); }
 fn tsk_pack_u8(x: u32) -> u32 { return x & 0xffu; }
 fn tsk_unpack_i16(word: u32, index: u32) -> i32 { return extractBits(bitcast<i32>(word), (index & 1u) * 16u, 16u); }
@@ -134,4 +136,38 @@ fn packRows(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgrou
       old = swapped.old_value;
     }
   }
+}
+
+// Kernel widenBytes.
+@group(0) @binding(0) var<storage, read_write> widenBytes_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> widenBytes_reversed: array<u32>;
+@group(0) @binding(2) var<storage, read> widenBytes_q: array<u32>;
+struct widenBytes_Params {
+  n: i32,
+}
+@group(0) @binding(3) var<uniform> widenBytes_params: widenBytes_Params;
+@compute @workgroup_size(32, 1, 1)
+fn widenBytes(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let n: i32 = widenBytes_params.n;
+  let i: i32 = (i32(group_id.x) * 32i + i32(local_id.x)) * 8i;
+  if (i >= n) {
+    return;
+  }
+  let word: u32 = u32(i) >> 2u;
+  let word_1: u32 = widenBytes_q[word];
+  let word_2: u32 = widenBytes_q[word + 1u];
+  let a: i32 = extractBits(bitcast<i32>(word_1), 0u, 8u);
+  let b: i32 = extractBits(bitcast<i32>(word_1), 8u, 8u);
+  let c: i32 = extractBits(bitcast<i32>(word_1), 16u, 8u);
+  let d: i32 = (bitcast<i32>(word_1) >> 24u);
+  let e: i32 = extractBits(bitcast<i32>(word_2), 0u, 8u);
+  let f: i32 = extractBits(bitcast<i32>(word_2), 8u, 8u);
+  let g: i32 = extractBits(bitcast<i32>(word_2), 16u, 8u);
+  let h: i32 = (bitcast<i32>(word_2) >> 24u);
+  widenBytes_out[u32(i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(a))) | (tsk_pack_bf16(tsk_round_bf16(f32(b))) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(c))) | (tsk_pack_bf16(tsk_round_bf16(f32(d))) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(e))) | (tsk_pack_bf16(tsk_round_bf16(f32(f))) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(g))) | (tsk_pack_bf16(tsk_round_bf16(f32(h) * 0.5f)) << 16u));
+  let word_3: u32 = u32(i) >> 2u;
+  let word_4: u32 = tsk_pack_u8(u32(h)) | (tsk_pack_u8(u32(g)) << 8u) | (tsk_pack_u8(u32(f)) << 16u) | (tsk_pack_u8(u32(e)) << 24u);
+  let word_5: u32 = tsk_pack_u8(u32(d)) | (tsk_pack_u8(u32(c)) << 8u) | (tsk_pack_u8(u32(b)) << 16u) | (tsk_pack_u8(u32(a + 300i)) << 24u);
+  widenBytes_reversed[word_3] = word_4;
+  widenBytes_reversed[word_3 + 1u] = word_5;
 }

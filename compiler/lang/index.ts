@@ -332,9 +332,9 @@ export function bitcastF32(x: u32): f32 {
 
 /** The element arrays a vector access takes: global buffers, shared arrays (a row of a 2-D one), private arrays. */
 type ElementArray = Readonly<Float32Array> | Readonly<Int32Array> | Readonly<Uint32Array>;
-/** Arrays of 16-bit elements (`load8`, `store8`, and `load4`/`store4` for 8 bytes). */
+/** Arrays of 16-bit elements (`load8`, `store8`: 16 bytes; `load4`/`store4`: 8 bytes). */
 type Array16 = Float16Array | BFloat16Array | Int16Array | Uint16Array;
-/** Arrays of 8-bit elements (`load16`, `store16`, and `load4`/`store4` for 4 bytes). */
+/** Arrays of 8-bit elements (`load16`, `store16`: 16 bytes; `load8`/`store8`: 8; `load4`/`store4`: 4). */
 type Array8 = Int8Array | Uint8Array;
 /** What `load4` reads: arrays of 32-, 16- and 8-bit elements. */
 type Load4Array = ElementArray | Readonly<Array16> | Readonly<Array8>;
@@ -360,15 +360,15 @@ type Eight = [number, number, number, number, number, number, number, number];
 
 /**
  * Reads eight consecutive 16-bit elements (f16, bf16, i16, u16) from `index` on, a multiple of 8: 16 bytes in one
- * access. `const [a, b, c, d, e, f, g, h] = load8(x, i)`.
+ * access (8 bytes for 8-bit elements, i8 and u8). `const [a, b, c, d, e, f, g, h] = load8(x, i)`.
  */
-export function load8(array: Readonly<Array16>, index: i32): Eight {
+export function load8(array: Readonly<Array16 | Array8>, index: i32): Eight {
   void [array, index];
   return outsideKernel("load8()");
 }
 
-/** Writes eight consecutive 16-bit elements from `index` on (a multiple of 8): 16 bytes in one access. */
-export function store8(array: Array16, index: i32, ...values: Eight): void {
+/** Writes eight consecutive 16-bit elements from `index` on (a multiple of 8): 16 bytes in one access (8 for 8-bit ones). */
+export function store8(array: Array16 | Array8, index: i32, ...values: Eight): void {
   void [array, index, values];
   outsideKernel("store8()");
 }

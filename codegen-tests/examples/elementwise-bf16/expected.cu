@@ -586,3 +586,127 @@ extern "C" __global__ void __launch_bounds__(256) dequantizeRowsPrefetch_T_bf16_
     }
   }
 }
+
+// Kernel dequantizeRowsWhole specialized for BLOCK = 256, ITEMS = 2; block 256×1×1.
+#line 283 "examples/elementwise-bf16.ts"
+extern "C" __global__ void __launch_bounds__(256) dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols) {
+#line 286 "examples/elementwise-bf16.ts"
+  int qs[16];
+#line 287 "examples/elementwise-bf16.ts"
+  float scales[2];
+#line 288 "examples/elementwise-bf16.ts"
+  const int perRow = cols / 8;
+#line 289 "examples/elementwise-bf16.ts"
+  const int vectors = (int)((unsigned int)rows * (unsigned int)perRow);
+#line 290 "examples/elementwise-bf16.ts"
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 2u + (unsigned int)((int)threadIdx.x)); first < vectors; first += (int)((unsigned int)((int)gridDim.x) * 256u * 2u)) {
+#line 291 "examples/elementwise-bf16.ts"
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+#line 292 "examples/elementwise-bf16.ts"
+      const int v = (int)((unsigned int)first + (unsigned int)k * 256u);
+#line 293 "examples/elementwise-bf16.ts"
+      if (v < vectors) {
+#line 294 "examples/elementwise-bf16.ts"
+        const uint2 words = *reinterpret_cast<const uint2*>(&q[(int)((unsigned int)v * 8u)]);
+        const int a0 = (int)(signed char)words.x;
+        const int a1 = (int)(signed char)(words.x >> 8);
+        const int a2 = (int)(signed char)(words.x >> 16);
+        const int a3 = (int)(signed char)(words.x >> 24);
+        const int a4 = (int)(signed char)words.y;
+        const int a5 = (int)(signed char)(words.y >> 8);
+        const int a6 = (int)(signed char)(words.y >> 16);
+        const int a7 = (int)(signed char)(words.y >> 24);
+#line 295 "examples/elementwise-bf16.ts"
+        scales[k] = tsk_bf16_to_f32(scale[v / perRow]);
+#line 296 "examples/elementwise-bf16.ts"
+        qs[(int)(8u * (unsigned int)k)] = a0;
+        qs[(int)(8u * (unsigned int)k + 1u)] = a1;
+        qs[(int)(8u * (unsigned int)k + 2u)] = a2;
+        qs[(int)(8u * (unsigned int)k + 3u)] = a3;
+#line 297 "examples/elementwise-bf16.ts"
+        qs[(int)(8u * (unsigned int)k + 4u)] = a4;
+        qs[(int)(8u * (unsigned int)k + 4u + 1u)] = a5;
+        qs[(int)(8u * (unsigned int)k + 4u + 2u)] = a6;
+        qs[(int)(8u * (unsigned int)k + 4u + 3u)] = a7;
+      }
+    }
+#line 300 "examples/elementwise-bf16.ts"
+#pragma unroll
+    for (int k_1 = 0; k_1 < 2; k_1++) {
+#line 301 "examples/elementwise-bf16.ts"
+      const int v_1 = (int)((unsigned int)first + (unsigned int)k_1 * 256u);
+#line 302 "examples/elementwise-bf16.ts"
+      if (v_1 < vectors) {
+#line 303 "examples/elementwise-bf16.ts"
+        const float s = scales[k_1];
+#line 304 "examples/elementwise-bf16.ts"
+        const int j = (int)(8u * (unsigned int)k_1);
+#line 305 "examples/elementwise-bf16.ts"
+        *reinterpret_cast<uint4*>(&out[(int)((unsigned int)v_1 * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)qs[j] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 1u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 2u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 3u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 4u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 5u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 6u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 7u)] * s)).bits << 16));
+      }
+    }
+  }
+}
+
+// Kernel dequantizeRowsWhole specialized for BLOCK = 256, ITEMS = 1; block 256×1×1.
+#line 283 "examples/elementwise-bf16.ts"
+extern "C" __global__ void __launch_bounds__(256) dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols) {
+#line 286 "examples/elementwise-bf16.ts"
+  int qs[8];
+#line 287 "examples/elementwise-bf16.ts"
+  float scales[1];
+#line 288 "examples/elementwise-bf16.ts"
+  const int perRow = cols / 8;
+#line 289 "examples/elementwise-bf16.ts"
+  const int vectors = (int)((unsigned int)rows * (unsigned int)perRow);
+#line 290 "examples/elementwise-bf16.ts"
+  for (int first = (int)((unsigned int)((int)blockIdx.x) * 256u * 1u + (unsigned int)((int)threadIdx.x)); first < vectors; first += (int)((unsigned int)((int)gridDim.x) * 256u * 1u)) {
+#line 291 "examples/elementwise-bf16.ts"
+#pragma unroll
+    for (int k = 0; k < 1; k++) {
+#line 292 "examples/elementwise-bf16.ts"
+      const int v = (int)((unsigned int)first + (unsigned int)k * 256u);
+#line 293 "examples/elementwise-bf16.ts"
+      if (v < vectors) {
+#line 294 "examples/elementwise-bf16.ts"
+        const uint2 words = *reinterpret_cast<const uint2*>(&q[(int)((unsigned int)v * 8u)]);
+        const int a0 = (int)(signed char)words.x;
+        const int a1 = (int)(signed char)(words.x >> 8);
+        const int a2 = (int)(signed char)(words.x >> 16);
+        const int a3 = (int)(signed char)(words.x >> 24);
+        const int a4 = (int)(signed char)words.y;
+        const int a5 = (int)(signed char)(words.y >> 8);
+        const int a6 = (int)(signed char)(words.y >> 16);
+        const int a7 = (int)(signed char)(words.y >> 24);
+#line 295 "examples/elementwise-bf16.ts"
+        scales[k] = tsk_bf16_to_f32(scale[v / perRow]);
+#line 296 "examples/elementwise-bf16.ts"
+        qs[(int)(8u * (unsigned int)k)] = a0;
+        qs[(int)(8u * (unsigned int)k + 1u)] = a1;
+        qs[(int)(8u * (unsigned int)k + 2u)] = a2;
+        qs[(int)(8u * (unsigned int)k + 3u)] = a3;
+#line 297 "examples/elementwise-bf16.ts"
+        qs[(int)(8u * (unsigned int)k + 4u)] = a4;
+        qs[(int)(8u * (unsigned int)k + 4u + 1u)] = a5;
+        qs[(int)(8u * (unsigned int)k + 4u + 2u)] = a6;
+        qs[(int)(8u * (unsigned int)k + 4u + 3u)] = a7;
+      }
+    }
+#line 300 "examples/elementwise-bf16.ts"
+#pragma unroll
+    for (int k_1 = 0; k_1 < 1; k_1++) {
+#line 301 "examples/elementwise-bf16.ts"
+      const int v_1 = (int)((unsigned int)first + (unsigned int)k_1 * 256u);
+#line 302 "examples/elementwise-bf16.ts"
+      if (v_1 < vectors) {
+#line 303 "examples/elementwise-bf16.ts"
+        const float s = scales[k_1];
+#line 304 "examples/elementwise-bf16.ts"
+        const int j = (int)(8u * (unsigned int)k_1);
+#line 305 "examples/elementwise-bf16.ts"
+        *reinterpret_cast<uint4*>(&out[(int)((unsigned int)v_1 * 8u)]) = make_uint4((unsigned int)(tsk_f32_to_bf16((float)qs[j] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 1u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 2u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 3u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 4u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 5u)] * s)).bits << 16), (unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 6u)] * s)).bits | ((unsigned int)(tsk_f32_to_bf16((float)qs[(int)((unsigned int)j + 7u)] * s)).bits << 16));
+      }
+    }
+  }
+}

@@ -67,3 +67,19 @@ static inline cudaError_t launch_dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2
   dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2<<<grid, dim3(256, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), q, reinterpret_cast<const tsk_bf16*>(scale), rows, cols);
   return cudaGetLastError();
 }
+
+extern "C" __global__ void __launch_bounds__(256) dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols);
+
+// Launches dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const signed char* q, const __nv_bfloat16* scale, int rows, int cols) {
+  dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2<<<grid, dim3(256, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), q, reinterpret_cast<const tsk_bf16*>(scale), rows, cols);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1(tsk_bf16* out, const signed char* __restrict__ q, const tsk_bf16* __restrict__ scale, int rows, int cols);
+
+// Launches dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const signed char* q, const __nv_bfloat16* scale, int rows, int cols) {
+  dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1<<<grid, dim3(256, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), q, reinterpret_cast<const tsk_bf16*>(scale), rows, cols);
+  return cudaGetLastError();
+}

@@ -1074,3 +1074,192 @@ export function dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(args, blockIdx, 
     }
   }
 }
+
+// Kernel dequantizeRowsWhole specialized for BLOCK = 256, ITEMS = 2: runs one block.
+export function dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2(args, blockIdx, blockDim, gridDim) {
+  const [out, q, scale, rows, cols] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const perRow = (cols / 8) | 0;
+  const vectors = imul(rows, perRow);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let qs0 = 0;
+    let qs1 = 0;
+    let qs2 = 0;
+    let qs3 = 0;
+    let qs4 = 0;
+    let qs5 = 0;
+    let qs6 = 0;
+    let qs7 = 0;
+    let qs8 = 0;
+    let qs9 = 0;
+    let qs10 = 0;
+    let qs11 = 0;
+    let qs12 = 0;
+    let qs13 = 0;
+    let qs14 = 0;
+    let qs15 = 0;
+    let scales0 = 0;
+    let scales1 = 0;
+    for (let first = (imul(imul(bx, 256), 2) + tx) | 0; first < vectors; first = (first + imul(imul(gx, 256), 2)) | 0) {
+      {
+        const v = (first + 0) | 0;
+        if (v < vectors) {
+          const a0 = q[imul(v, 8)];
+          const a1 = q[((imul(v, 8) + 1) | 0)];
+          const a2 = q[((imul(v, 8) + 2) | 0)];
+          const a3 = q[((imul(v, 8) + 3) | 0)];
+          const a4 = q[((imul(v, 8) + 4) | 0)];
+          const a5 = q[((imul(v, 8) + 5) | 0)];
+          const a6 = q[((imul(v, 8) + 6) | 0)];
+          const a7 = q[((imul(v, 8) + 7) | 0)];
+          scales0 = fround(bf16Decode(scale[((v / perRow) | 0)]));
+          qs0 = a0;
+          qs1 = a1;
+          qs2 = a2;
+          qs3 = a3;
+          qs4 = a4;
+          qs5 = a5;
+          qs6 = a6;
+          qs7 = a7;
+        }
+      }
+      {
+        const v = (first + 256) | 0;
+        if (v < vectors) {
+          const a0 = q[imul(v, 8)];
+          const a1 = q[((imul(v, 8) + 1) | 0)];
+          const a2 = q[((imul(v, 8) + 2) | 0)];
+          const a3 = q[((imul(v, 8) + 3) | 0)];
+          const a4 = q[((imul(v, 8) + 4) | 0)];
+          const a5 = q[((imul(v, 8) + 5) | 0)];
+          const a6 = q[((imul(v, 8) + 6) | 0)];
+          const a7 = q[((imul(v, 8) + 7) | 0)];
+          scales1 = fround(bf16Decode(scale[((v / perRow) | 0)]));
+          qs8 = a0;
+          qs9 = a1;
+          qs10 = a2;
+          qs11 = a3;
+          qs12 = a4;
+          qs13 = a5;
+          qs14 = a6;
+          qs15 = a7;
+        }
+      }
+      {
+        const v_1 = (first + 0) | 0;
+        if (v_1 < vectors) {
+          const s = scales0;
+          const lane = bf16Round(fround(fround(qs0) * s));
+          const lane_1 = bf16Round(fround(fround(qs1) * s));
+          const lane_2 = bf16Round(fround(fround(qs2) * s));
+          const lane_3 = bf16Round(fround(fround(qs3) * s));
+          const lane_4 = bf16Round(fround(fround(qs4) * s));
+          const lane_5 = bf16Round(fround(fround(qs5) * s));
+          const lane_6 = bf16Round(fround(fround(qs6) * s));
+          const lane_7 = bf16Round(fround(fround(qs7) * s));
+          out[imul(v_1, 8)] = bf16Encode(lane);
+          out[((imul(v_1, 8) + 1) | 0)] = bf16Encode(lane_1);
+          out[((imul(v_1, 8) + 2) | 0)] = bf16Encode(lane_2);
+          out[((imul(v_1, 8) + 3) | 0)] = bf16Encode(lane_3);
+          out[((imul(v_1, 8) + 4) | 0)] = bf16Encode(lane_4);
+          out[((imul(v_1, 8) + 5) | 0)] = bf16Encode(lane_5);
+          out[((imul(v_1, 8) + 6) | 0)] = bf16Encode(lane_6);
+          out[((imul(v_1, 8) + 7) | 0)] = bf16Encode(lane_7);
+        }
+      }
+      {
+        const v_1 = (first + 256) | 0;
+        if (v_1 < vectors) {
+          const s = scales1;
+          const lane_8 = bf16Round(fround(fround(qs8) * s));
+          const lane_9 = bf16Round(fround(fround(qs9) * s));
+          const lane_10 = bf16Round(fround(fround(qs10) * s));
+          const lane_11 = bf16Round(fround(fround(qs11) * s));
+          const lane_12 = bf16Round(fround(fround(qs12) * s));
+          const lane_13 = bf16Round(fround(fround(qs13) * s));
+          const lane_14 = bf16Round(fround(fround(qs14) * s));
+          const lane_15 = bf16Round(fround(fround(qs15) * s));
+          out[imul(v_1, 8)] = bf16Encode(lane_8);
+          out[((imul(v_1, 8) + 1) | 0)] = bf16Encode(lane_9);
+          out[((imul(v_1, 8) + 2) | 0)] = bf16Encode(lane_10);
+          out[((imul(v_1, 8) + 3) | 0)] = bf16Encode(lane_11);
+          out[((imul(v_1, 8) + 4) | 0)] = bf16Encode(lane_12);
+          out[((imul(v_1, 8) + 5) | 0)] = bf16Encode(lane_13);
+          out[((imul(v_1, 8) + 6) | 0)] = bf16Encode(lane_14);
+          out[((imul(v_1, 8) + 7) | 0)] = bf16Encode(lane_15);
+        }
+      }
+    }
+  }
+}
+
+// Kernel dequantizeRowsWhole specialized for BLOCK = 256, ITEMS = 1: runs one block.
+export function dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1(args, blockIdx, blockDim, gridDim) {
+  const [out, q, scale, rows, cols] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  const perRow = (cols / 8) | 0;
+  const vectors = imul(rows, perRow);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let qs0 = 0;
+    let qs1 = 0;
+    let qs2 = 0;
+    let qs3 = 0;
+    let qs4 = 0;
+    let qs5 = 0;
+    let qs6 = 0;
+    let qs7 = 0;
+    let scales0 = 0;
+    for (let first = (imul(imul(bx, 256), 1) + tx) | 0; first < vectors; first = (first + imul(imul(gx, 256), 1)) | 0) {
+      {
+        const v = (first + 0) | 0;
+        if (v < vectors) {
+          const a0 = q[imul(v, 8)];
+          const a1 = q[((imul(v, 8) + 1) | 0)];
+          const a2 = q[((imul(v, 8) + 2) | 0)];
+          const a3 = q[((imul(v, 8) + 3) | 0)];
+          const a4 = q[((imul(v, 8) + 4) | 0)];
+          const a5 = q[((imul(v, 8) + 5) | 0)];
+          const a6 = q[((imul(v, 8) + 6) | 0)];
+          const a7 = q[((imul(v, 8) + 7) | 0)];
+          scales0 = fround(bf16Decode(scale[((v / perRow) | 0)]));
+          qs0 = a0;
+          qs1 = a1;
+          qs2 = a2;
+          qs3 = a3;
+          qs4 = a4;
+          qs5 = a5;
+          qs6 = a6;
+          qs7 = a7;
+        }
+      }
+      {
+        const v_1 = (first + 0) | 0;
+        if (v_1 < vectors) {
+          const s = scales0;
+          const lane = bf16Round(fround(fround(qs0) * s));
+          const lane_1 = bf16Round(fround(fround(qs1) * s));
+          const lane_2 = bf16Round(fround(fround(qs2) * s));
+          const lane_3 = bf16Round(fround(fround(qs3) * s));
+          const lane_4 = bf16Round(fround(fround(qs4) * s));
+          const lane_5 = bf16Round(fround(fround(qs5) * s));
+          const lane_6 = bf16Round(fround(fround(qs6) * s));
+          const lane_7 = bf16Round(fround(fround(qs7) * s));
+          out[imul(v_1, 8)] = bf16Encode(lane);
+          out[((imul(v_1, 8) + 1) | 0)] = bf16Encode(lane_1);
+          out[((imul(v_1, 8) + 2) | 0)] = bf16Encode(lane_2);
+          out[((imul(v_1, 8) + 3) | 0)] = bf16Encode(lane_3);
+          out[((imul(v_1, 8) + 4) | 0)] = bf16Encode(lane_4);
+          out[((imul(v_1, 8) + 5) | 0)] = bf16Encode(lane_5);
+          out[((imul(v_1, 8) + 6) | 0)] = bf16Encode(lane_6);
+          out[((imul(v_1, 8) + 7) | 0)] = bf16Encode(lane_7);
+        }
+      }
+    }
+  }
+}

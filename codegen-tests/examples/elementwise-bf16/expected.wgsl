@@ -844,3 +844,141 @@ fn dequantizeRowsPrefetch_T_bf16_BLOCK_256_ITEMS_2(@builtin(local_invocation_id)
     }
   }
 }
+
+// Kernel dequantizeRowsWhole specialized for BLOCK = 256, ITEMS = 2.
+@group(0) @binding(0) var<storage, read_write> dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_q: array<u32>;
+@group(0) @binding(2) var<storage, read> dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_scale: array<u32>;
+struct dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_Params {
+  rows: i32,
+  cols: i32,
+}
+@group(0) @binding(3) var<uniform> dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_params: dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_Params;
+@compute @workgroup_size(256, 1, 1)
+fn dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let rows: i32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_params.rows;
+  let cols: i32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_params.cols;
+  var qs: array<i32, 16>;
+  var scales: array<f32, 2>;
+  let perRow: i32 = cols / 8i;
+  let vectors: i32 = rows * perRow;
+  for (var first: i32 = i32(group_id.x) * 256i * 2i + i32(local_id.x); first < vectors; first += i32(num_groups.x) * 256i * 2i) {
+    {
+      let v: i32 = first + 0i;
+      if (v < vectors) {
+        let word: u32 = u32(v * 8i) >> 2u;
+        let word_1: u32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_q[word];
+        let word_2: u32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_q[word + 1u];
+        let a0: i32 = extractBits(bitcast<i32>(word_1), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(word_1), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(word_1), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(word_1) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(word_2), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(word_2), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(word_2), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(word_2) >> 24u);
+        scales[0i] = tsk_unpack_bf16(dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_scale[u32(v / perRow) >> 1u], u32(v / perRow));
+        qs[0i] = a0;
+        qs[1i] = a1;
+        qs[2i] = a2;
+        qs[3i] = a3;
+        qs[4i] = a4;
+        qs[5i] = a5;
+        qs[6i] = a6;
+        qs[7i] = a7;
+      }
+    }
+    {
+      let v: i32 = first + 256i;
+      if (v < vectors) {
+        let word_3: u32 = u32(v * 8i) >> 2u;
+        let word_4: u32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_q[word_3];
+        let word_5: u32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_q[word_3 + 1u];
+        let a0: i32 = extractBits(bitcast<i32>(word_4), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(word_4), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(word_4), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(word_4) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(word_5), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(word_5), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(word_5), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(word_5) >> 24u);
+        scales[1i] = tsk_unpack_bf16(dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_scale[u32(v / perRow) >> 1u], u32(v / perRow));
+        qs[8i] = a0;
+        qs[9i] = a1;
+        qs[10i] = a2;
+        qs[11i] = a3;
+        qs[12i] = a4;
+        qs[13i] = a5;
+        qs[14i] = a6;
+        qs[15i] = a7;
+      }
+    }
+    {
+      let v_1: i32 = first + 0i;
+      if (v_1 < vectors) {
+        let s: f32 = scales[0i];
+        dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_out[u32(v_1 * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[0i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[1i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[2i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[3i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[4i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[5i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[6i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[7i]) * s)) << 16u));
+      }
+    }
+    {
+      let v_1: i32 = first + 256i;
+      if (v_1 < vectors) {
+        let s: f32 = scales[1i];
+        dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_2_out[u32(v_1 * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[8i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[9i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[10i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[11i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[12i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[13i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[14i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[15i]) * s)) << 16u));
+      }
+    }
+  }
+}
+
+// Kernel dequantizeRowsWhole specialized for BLOCK = 256, ITEMS = 1.
+@group(0) @binding(0) var<storage, read_write> dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_out: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read> dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_q: array<u32>;
+@group(0) @binding(2) var<storage, read> dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_scale: array<u32>;
+struct dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_Params {
+  rows: i32,
+  cols: i32,
+}
+@group(0) @binding(3) var<uniform> dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_params: dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_Params;
+@compute @workgroup_size(256, 1, 1)
+fn dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let rows: i32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_params.rows;
+  let cols: i32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_params.cols;
+  var qs: array<i32, 8>;
+  var scales: array<f32, 1>;
+  let perRow: i32 = cols / 8i;
+  let vectors: i32 = rows * perRow;
+  for (var first: i32 = i32(group_id.x) * 256i * 1i + i32(local_id.x); first < vectors; first += i32(num_groups.x) * 256i * 1i) {
+    {
+      let v: i32 = first + 0i;
+      if (v < vectors) {
+        let word: u32 = u32(v * 8i) >> 2u;
+        let word_1: u32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_q[word];
+        let word_2: u32 = dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_q[word + 1u];
+        let a0: i32 = extractBits(bitcast<i32>(word_1), 0u, 8u);
+        let a1: i32 = extractBits(bitcast<i32>(word_1), 8u, 8u);
+        let a2: i32 = extractBits(bitcast<i32>(word_1), 16u, 8u);
+        let a3: i32 = (bitcast<i32>(word_1) >> 24u);
+        let a4: i32 = extractBits(bitcast<i32>(word_2), 0u, 8u);
+        let a5: i32 = extractBits(bitcast<i32>(word_2), 8u, 8u);
+        let a6: i32 = extractBits(bitcast<i32>(word_2), 16u, 8u);
+        let a7: i32 = (bitcast<i32>(word_2) >> 24u);
+        scales[0i] = tsk_unpack_bf16(dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_scale[u32(v / perRow) >> 1u], u32(v / perRow));
+        qs[0i] = a0;
+        qs[1i] = a1;
+        qs[2i] = a2;
+        qs[3i] = a3;
+        qs[4i] = a4;
+        qs[5i] = a5;
+        qs[6i] = a6;
+        qs[7i] = a7;
+      }
+    }
+    {
+      let v_1: i32 = first + 0i;
+      if (v_1 < vectors) {
+        let s: f32 = scales[0i];
+        dequantizeRowsWhole_T_bf16_BLOCK_256_ITEMS_1_out[u32(v_1 * 8i) / 8u] = vec4<u32>(tsk_pack_bf16(tsk_round_bf16(f32(qs[0i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[1i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[2i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[3i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[4i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[5i]) * s)) << 16u), tsk_pack_bf16(tsk_round_bf16(f32(qs[6i]) * s)) | (tsk_pack_bf16(tsk_round_bf16(f32(qs[7i]) * s)) << 16u));
+      }
+    }
+  }
+}
