@@ -28,7 +28,8 @@ for table in kernels-cubin/forward-*.json; do
   [ -e "$table" ] || continue
   name=${table#kernels-cubin/forward-}
   name=${name%.json}
-  VARIANT_ARGS+=(--variant "$name=kernels-cubin/flash-attention-$name.sm_90.cubin:$table")
+  cubin=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["cubin"])' "$table")
+  VARIANT_ARGS+=(--variant "$name=kernels-cubin/$cubin:$table")
 done
 # shellcheck disable=SC2086
 PYTHONUNBUFFERED=1 timeout -k 5 "${TSK_ATTENTION_SECONDS:-240}" python3 torch-attention.py --out "$OUT/torch-attention.json" \

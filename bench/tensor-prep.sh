@@ -14,9 +14,11 @@ cd "$(dirname "$0")/.."
 DEVICE_DIR=${TSK_DEVICE_DIR:-.device-tensor}
 npm run build >/dev/null
 FILES=$(node --input-type=module -e "const { packageKernelFiles } = await import('./dist/runtime/package-kernels.js'); console.log(packageKernelFiles.join(' '));")
-# Forward variants measured beside the package's forward (bench/torch-attention.py --variant): name, kernel, file.
-VARIANTS="regp:flashAttentionRegP:examples/flash-attention-regp.ts fold:flashAttentionFold:examples/flash-attention-fold.ts pingpong:flashAttentionPingPong:examples/flash-attention-pingpong.ts overlap:flashAttentionOverlap:examples/flash-attention-overlap.ts"
-for variant in $VARIANTS; do case " $FILES " in *" ${variant##*:} "*) ;; *) FILES="$FILES ${variant##*:}" ;; esac; done
+# Forward variants measured beside the package's forward (bench/torch-attention.py --variant): name, kernel, file,
+# and which of the kernel's builds (a number of consumers: fold's builds of 2 and of 3 are two variants; fold3 has
+# D 64 only). Each table entry is [function, dynamic shared bytes, query rows a block, threads].
+VARIANTS="regp:flashAttentionRegP:examples/flash-attention-regp.ts:2 fold:flashAttentionFold:examples/flash-attention-fold.ts:2 fold3:flashAttentionFold:examples/flash-attention-fold.ts:3 pingpong:flashAttentionPingPong:examples/flash-attention-pingpong.ts:2 overlap:flashAttentionOverlap:examples/flash-attention-overlap.ts:2"
+for variant in $VARIANTS; do file=${variant%:*}; file=${file##*:}; case " $FILES " in *" $file "*) ;; *) FILES="$FILES $file" ;; esac; done
 # The shared-P forward (examples/flash-attention.ts) is the "tskernel flash-attention" row every variant is read
 # against; the package ships attention()'s (fold), timed as a variant like the others.
 FILES="$FILES examples/flash-attention.ts"
@@ -41,10 +43,13 @@ if (!forward["64"] || !forward["128"]) throw new Error("the forward lacks a head
 fs.writeFileSync(`${dir}/forward.json`, JSON.stringify(forward, null, 1));
 fs.writeFileSync(`${dir}/backward.json`, JSON.stringify(backward, null, 1));
 for (const variant of process.argv[2].split(" ").filter(Boolean)) {
-  const [name, kernel] = variant.split(":");
-  const table = {};
-  for (const k of manifest.kernels) if (k.name === kernel) table[String(k.specialization.D)] = [k.entryName, k.sharedBytes];
-  if (!table["64"] || !table["128"]) throw new Error(`variant ${name}: ${kernel} lacks a head dim`);
+  const [name, kernel, file, consumers] = variant.split(":");
+  const table = { cubin: file.replace(/^examples\//, "").replace(/\.ts$/, ".sm_90.cubin") };
+  for (const k of manifest.kernels) {
+    if (k.name !== kernel || (k.specialization.CONSUMERS ?? 2) !== Number(consumers)) continue;
+    table[String(k.specialization.D)] = [k.entryName, k.sharedBytes, 64 * Number(consumers), 128 * (Number(consumers) + 1)];
+  }
+  if (!table["64"] || (consumers === "2" && !table["128"])) throw new Error(`variant ${name}: ${kernel} lacks a head dim`);
   fs.writeFileSync(`${dir}/forward-${name}.json`, JSON.stringify(table, null, 1));
 }
 ' "$DEVICE_DIR/kernels-cubin" "$VARIANTS"

@@ -148,7 +148,11 @@ class Ours:
         values += [("ptr", self.map(q, 128)), ("ptr", self.map(k, 128)), ("ptr", self.map(v, 128)), ("ptr", self.map(out, 64))]
         values += [("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
         cubin, functions = self.variants[variant] if variant else (self.forward_cubin, self.forward_functions)
-        self.launch(cubin, functions[str(d)], (s // 128, b * h, 1), (384, 1, 1), values)
+        # A table entry: [function, shared bytes] or with [.., query rows a block, threads] (tensor-prep.sh).
+        entry = functions[str(d)]
+        rows, threads = (entry[2], entry[3]) if len(entry) > 2 else (128, 384)
+        values[5] = ("ptr", self.map(q, rows))
+        self.launch(cubin, entry[:2], ((s + rows - 1) // rows, b * h, 1), (threads, 1, 1), values)
 
     def backward(self, q, k, v, out, lse, do, dsum, dq, dk, dv, causal, scale):
         """dq, dk, dv from the forward's out and lse and the gradient do (dsum: f32 [B·H·S] scratch)."""

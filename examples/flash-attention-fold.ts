@@ -5,9 +5,14 @@
 // one FFMA and one MUFU.EX2 an element, where regp multiplies each score by the scale first (64 FMULs a tile a
 // thread) and subtracts the maximum after. As FlashAttention-3 does. The exponent is rounded once (the fma)
 // instead of twice, so the output differs from regp's in the last bits (the test holds it to the float64 bound).
-// D 64 takes four stages of K/V (32 KiB each; 160 KiB in all), D 128 two as regp (192 KiB). Requirements and
-// launch as flash-attention.ts: seq a multiple of 128, D 64 or 128; mapQ 128 × 64 boxes, mapK and mapV 128 × 64,
-// mapO 64 × 64; grid (seq / 128, batch·heads), block 384.
+// D 64 takes four stages of K/V (32 KiB each; 160 KiB in all), D 128 two as regp (192 KiB). CONSUMERS warpgroups
+// of 64 query rows each share a block's K/V tiles: 2 (BR = 128 rows a block, 384 threads), or 3 for D 64 (BR =
+// 192, 512 threads: at D 64 a tile's exponentials take about as long as its multiplies, so a third consumer gives
+// the tensor cores more to do while the others' exponentials run; its registers are 160 a consumer thread, 24 the
+// producer's). Requirements and launch: seq a multiple of 128, D 64 or 128; mapQ BR × 64 boxes, mapK and mapV
+// 128 × 64, mapO 64 × 64; grid (ceil(seq / BR), batch·heads), block THREADS = 128 · (CONSUMERS + 1). Where BR does
+// not divide seq, the last block's consumers past the end compute on rows of the next head (or TMA's zeros) and
+// store nothing.
 import {
   arriveBarrier,
   arriveExpectBytes,
@@ -43,16 +48,15 @@ import {
   type ReadonlyUint32Array,
 } from "tskernel";
 
-// Query rows a block (two consumers of 64) and key rows a tile.
-const BR = 128;
+// Key rows a tile.
 const BC = 128;
 // The lowest f32 that every target prints back exactly: a masked score, whose exp is 0.
 const LOW = -3.4028233e38;
 
 export const flashAttentionFold = kernel(
   {
-    block: [384],
-    specializations: [{ D: 128 }, { D: 64, STAGES: 4 }],
+    block: ["THREADS"],
+    specializations: [{ D: 128 }, { D: 64, STAGES: 4 }, { D: 64, STAGES: 4, CONSUMERS: 3, THREADS: 512 }],
     // Warpgroup matrix operations, mbarriers and the tensor memory accelerator: CUDA (sm_90a) and the CPU's emulation.
     targets: ["cuda", "js"],
   },
@@ -71,16 +75,20 @@ export const flashAttentionFold = kernel(
     causal: i32,
     D: Const<i32> = 128,
     STAGES: Const<i32> = 2,
+    CONSUMERS: Const<i32> = 2,
+    THREADS: Const<i32> = 384,
   ) => {
+    // Query rows a block: CONSUMERS of 64.
+    const BR = 64 * CONSUMERS;
     // Q's D/64 boxes of BR rows; each stage K's then V's D/64 boxes of BC rows; each consumer's O at the end
     // (64 × D: D/64 boxes of 64 rows).
-    const Qs = shared.bf16(BR * D);
+    const Qs = shared.bf16(64 * CONSUMERS * D);
     const KVs = shared.bf16(STAGES * 2 * BC * D);
-    const Os = shared.bf16(2 * 64 * D);
+    const Os = shared.bf16(CONSUMERS * 64 * D);
     const qFull = shared.barriers(1);
     const full = shared.barriers(STAGES);
     const empty = shared.barriers(STAGES);
-    const ready = shared.barriers(2);
+    const ready = shared.barriers(CONSUMERS);
     const S = fragment.accumulator("m64n128k16", "f32", 1);
     const Oacc = fragment.accumulator("m64n64k16", "f32", D / 64);
     // P (64 × BC) as wgmma's A: one 64 × 16 bf16 fragment per 16 keys.
@@ -92,19 +100,25 @@ export const flashAttentionFold = kernel(
     const q0 = blockIdx.x * BR;
     const head = blockIdx.y * seq;
     // Key tiles: all of them, or with causal ≠ 0 those that reach no later than the block's last query row.
-    const tiles = causal !== 0 ? (q0 + BR) / BC : seq / BC;
+    const tiles = causal !== 0 ? Math.min((q0 + BR + BC - 1) / BC, seq / BC) : seq / BC;
     if (tid === 0) {
       initBarrier(qFull, 0, 1);
       for (let s = 0; s < STAGES; s++) {
         initBarrier(full, s, 1);
-        initBarrier(empty, s, 8);
+        // Lane 0 of each consumer warp releases a stage.
+        initBarrier(empty, s, 4 * CONSUMERS);
       }
-      initBarrier(ready, 0, 128);
-      initBarrier(ready, 1, 128);
+      unrollReady: for (let c = 0; c < CONSUMERS; c++) {
+        initBarrier(ready, c, 128);
+      }
     }
     syncThreads();
     if (warpgroupIdx === 0) {
-      setMaxRegisters(40);
+      if (CONSUMERS === 2) {
+        setMaxRegisters(40);
+      } else {
+        setMaxRegisters(24);
+      }
       if (tid === 0) {
         arriveExpectBytes(qFull, 0, BR * D * 2);
         unrollQ: for (let b = 0; b < D / 64; b++) {
@@ -129,7 +143,11 @@ export const flashAttentionFold = kernel(
         }
       }
     } else {
-      setMaxRegisters(232);
+      if (CONSUMERS === 2) {
+        setMaxRegisters(232);
+      } else {
+        setMaxRegisters(160);
+      }
       const c = warpgroupIdx - 1;
       const lane = tid & 31;
       const mine = c * 64 * D;
@@ -155,10 +173,11 @@ export const flashAttentionFold = kernel(
         }
         wgmmaCommit();
         wgmmaWait(0);
-        // Each row's maximum over this tile, of the raw scores (the causal mask on the diagonal tile only).
+        // Each row's maximum over this tile, of the raw scores (the causal mask on the tiles with a key after
+        // this consumer's first row: its diagonal tile, and with three consumers a tile wholly past its rows).
         let x0: f32 = LOW;
         let x1: f32 = LOW;
-        if (causal !== 0 && j === tiles - 1) {
+        if (causal !== 0 && j * BC + BC - 1 > rows) {
           unrollMasked: for (let e = 0; e < 64; e++) {
             let v = fragmentElement(S[0], e);
             if (j * BC + fragmentColumn(S[0], e) > rows + fragmentRow(S[0], e)) {
@@ -239,8 +258,8 @@ export const flashAttentionFold = kernel(
       l1 += subgroupShuffleXor(l1, 2);
       const inverse0 = 1 / l0;
       const inverse1 = 1 / l1;
-      // The rows' log-sum-exps, by the first thread of each row's four.
-      if ((tid & 3) === 0) {
+      // The rows' log-sum-exps, by the first thread of each row's four (none past the end of the head).
+      if ((tid & 3) === 0 && rows < seq) {
         L[head + rows + fragmentRow(Oacc[0], 0)] = m0 * scale2 + Math.log2(l0);
         L[head + rows + fragmentRow(Oacc[0], 2)] = m1 * scale2 + Math.log2(l1);
       }
@@ -253,7 +272,7 @@ export const flashAttentionFold = kernel(
       // Once all 128 threads of the consumer wrote their part of O, one of them stores it.
       arriveBarrier(ready, c);
       waitBarrier(ready, c, 0);
-      if ((tid & 127) === 0) {
+      if ((tid & 127) === 0 && rows < seq) {
         unrollStore: for (let b = 0; b < D / 64; b++) {
           storeTile(O, mapO, 64 * b, head + rows, Os, mine + b * 4096);
         }

@@ -73,13 +73,18 @@ describe("flash-attention on the CPU backend", () => {
     // The scale folded into the exponentials' fma (examples/flash-attention-fold.ts), D 64 with four stages.
     { d: 64, causal: true, checked: true, name: "flashAttentionFold" },
     { d: 128, causal: false, checked: false, name: "flashAttentionFold" },
+    // Three consumers (192 query rows a block): seq 256 leaves the second block one consumer inside the head, two
+    // past it (on the next head's rows, or TMA's zeros after the last head), and with causal masking a tile
+    // wholly past the first consumer's rows.
+    { d: 64, causal: true, checked: true, name: "flashAttentionFold", consumers: 3, seq: 256 },
+    { d: 64, causal: false, checked: false, name: "flashAttentionFold", consumers: 3 },
   ];
-  for (const { d, causal, checked, name } of cases) {
-    it(`${name}, D = ${d}, ${causal ? "causal" : "not causal"}: within the bound of a float64 reference${checked ? " (checked mode)" : ""}`, async () => {
+  for (const { d, causal, checked, name, consumers = 2, seq = 384 } of cases) {
+    it(`${name}, D = ${d}${consumers === 2 ? "" : `, ${consumers} consumers, seq ${seq}`}, ${causal ? "causal" : "not causal"}: within the bound of a float64 reference${checked ? " (checked mode)" : ""}`, async () => {
       library ??= compileKernelLibrary([file, pipelinedFile, regPFile, pingPongFile, overlapFile, foldFile], ["js"]);
-      const kernel = library.kernels.find((h) => h.description.name === name && h.description.specialization.D === d)!;
+      const kernel = library.kernels.find((h) => h.description.name === name && h.description.specialization.D === d && (h.description.specialization.CONSUMERS ?? 2) === consumers)!;
+      const blockRows = 64 * consumers;
       const heads = 2;
-      const seq = 384;
       const scale = Math.fround(1 / Math.sqrt(d));
       const device = new CpuDevice({ checked });
       const random = () => Uint16Array.from({ length: heads * seq * d }, () => bf16Bits(Math.random() * 2 - 1));
@@ -88,7 +93,7 @@ describe("flash-attention on the CPU backend", () => {
       const O = device.createBuffer("bf16", new Uint16Array(heads * seq * d).fill(0x7fff));
       const rows = heads * seq;
       const maps = [
-        createTensorMap(device, Q!, { rows, cols: d, boxRows: 128, boxCols: 64 }),
+        createTensorMap(device, Q!, { rows, cols: d, boxRows: blockRows, boxCols: 64 }),
         createTensorMap(device, K!, { rows, cols: d, boxRows: 128, boxCols: 64 }),
         createTensorMap(device, V!, { rows, cols: d, boxRows: 128, boxCols: 64 }),
         createTensorMap(device, O, { rows, cols: d, boxRows: 64, boxCols: 64 }),
@@ -96,7 +101,7 @@ describe("flash-attention on the CPU backend", () => {
       // The plain kernel (and the register-P one) also writes each row's log-sum-exp (flash-attention-backward.ts reads them); the pipelined one does not.
       const writesL = name !== "flashAttentionPipelined";
       const L = device.createBuffer(new Float32Array(rows).fill(Number.NaN));
-      await device.launch(kernel, { grid: [seq / 128, heads], args: [Q!, K!, V!, O, ...(writesL ? [L] : []), ...maps, seq, scale, causal ? 1 : 0] });
+      await device.launch(kernel, { grid: [Math.ceil(seq / blockRows), heads], args: [Q!, K!, V!, O, ...(writesL ? [L] : []), ...maps, seq, scale, causal ? 1 : 0] });
       if (writesL) {
         // log2 Σ_j 2^(scale·log2(e)·s_ij) in float64 of the same inputs, against the kernel's f32.
         const [q, k] = [qBits, kBits].map((bits) => Array.from(bits, bf16FromBits));

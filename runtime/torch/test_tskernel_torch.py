@@ -859,10 +859,15 @@ class PrebuiltOps(unittest.TestCase):
         self.assertEqual(args[:4] + args[9:10] + args[11:], [q.address, k.address, v.address, out.address, 256, 1])
         self.assertAlmostEqual(args[10], 128**-0.5, places=6)
         self.assertEqual(self.maps_at(args[5:9]), [(q.address, rows, 128, 128, 64, "bf16"), (k.address, rows, 128, 128, 64, "bf16"), (v.address, rows, 128, 128, 64, "bf16"), (out.address, rows, 128, 64, 64, "bf16")])
-        out, lse = rt.attention_forward(*(self.tensor((1, 2, 128, 64)) for _ in range(3)), scale=0.5)
-        args = self.arguments(self.driver.launches[-1])
+        # D 64: the build of three consumers, 192 query rows a block (Q's map in boxes of 192 rows; 128 rows: one block).
+        q64, k64, v64 = (self.tensor((1, 2, 128, 64)) for _ in range(3))
+        out, lse = rt.attention_forward(q64, k64, v64, scale=0.5)
+        launch = self.driver.launches[-1]
+        args = self.arguments(launch)
         self.assertEqual((lse.shape, str(lse.dtype), args[4], args[9:]), ((1, 2, 128), "torch.float32", lse.address, [128, 0.5, 0]))
-        self.assertEqual(self.driver.launches[-1]["function"], rt.prebuilt().find("flashAttentionFold", D=64).function)
+        forward64 = rt.prebuilt().find("flashAttentionFold", D=64, CONSUMERS=3)
+        self.assertEqual((launch["function"], launch["grid"], launch["block"]), (forward64.function, (1, 2, 1), (512, 1, 1)))
+        self.assertEqual(self.maps_at(args[5:6]), [(q64.address, 256, 64, 192, 64, "bf16")])
 
     def test_attention_checks(self):
         t = lambda shape=(1, 2, 128, 64), type="bfloat16", **kw: self.tensor(shape, type, **kw)  # noqa: E731

@@ -236,122 +236,130 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 }
 
 __device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
+__device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
+__device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
 
-// Kernel flashAttentionFold specialized for D = 128, STAGES = 2; block 384×1×1.
-#line 52 "examples/flash-attention-fold.ts"
-extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
+// Kernel flashAttentionFold specialized for D = 128, STAGES = 2, CONSUMERS = 2, THREADS = 384; block 384×1×1.
+#line 56 "examples/flash-attention-fold.ts"
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
   // 196664 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 77 "examples/flash-attention-fold.ts"
-  tsk_bf16 (&Qs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 0);
-#line 78 "examples/flash-attention-fold.ts"
-  tsk_bf16 (&KVs)[65536] = *reinterpret_cast<tsk_bf16 (*)[65536]>(tsk_dynamic_shared + 32768);
-#line 79 "examples/flash-attention-fold.ts"
-  tsk_bf16 (&Os)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 163840);
-#line 80 "examples/flash-attention-fold.ts"
-  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 196608);
-#line 81 "examples/flash-attention-fold.ts"
-  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196616);
-#line 82 "examples/flash-attention-fold.ts"
-  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196632);
-#line 83 "examples/flash-attention-fold.ts"
-  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196648);
-#line 84 "examples/flash-attention-fold.ts"
-  float S[64];
 #line 85 "examples/flash-attention-fold.ts"
-  float Oacc[64];
+  tsk_bf16 (&Qs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 0);
+#line 86 "examples/flash-attention-fold.ts"
+  tsk_bf16 (&KVs)[65536] = *reinterpret_cast<tsk_bf16 (*)[65536]>(tsk_dynamic_shared + 32768);
 #line 87 "examples/flash-attention-fold.ts"
-  unsigned P[32];
+  tsk_bf16 (&Os)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 163840);
 #line 88 "examples/flash-attention-fold.ts"
-  const int tid = (int)threadIdx.x;
+  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 196608);
+#line 89 "examples/flash-attention-fold.ts"
+  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196616);
+#line 90 "examples/flash-attention-fold.ts"
+  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196632);
 #line 91 "examples/flash-attention-fold.ts"
-  const float scale2 = scale * 1.442695f;
+  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 196648);
 #line 92 "examples/flash-attention-fold.ts"
-  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
+  float S[64];
 #line 93 "examples/flash-attention-fold.ts"
-  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+  float Oacc[64];
 #line 95 "examples/flash-attention-fold.ts"
-  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 128 : seq / 128;
+  unsigned P[32];
 #line 96 "examples/flash-attention-fold.ts"
-  if (tid == 0) {
-#line 97 "examples/flash-attention-fold.ts"
-    tsk_mbarrier_init(&qFull[0], 1);
-#line 98 "examples/flash-attention-fold.ts"
-    for (int s = 0; s < 2; s++) {
+  const int tid = (int)threadIdx.x;
 #line 99 "examples/flash-attention-fold.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  const float scale2 = scale * 1.442695f;
 #line 100 "examples/flash-attention-fold.ts"
+  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
+#line 101 "examples/flash-attention-fold.ts"
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+#line 103 "examples/flash-attention-fold.ts"
+  const int tiles = causal != 0 ? tsk_min((int)((unsigned int)q0 + 128u + 128u - 1u) / 128, seq / 128) : seq / 128;
+#line 104 "examples/flash-attention-fold.ts"
+  if (tid == 0) {
+#line 105 "examples/flash-attention-fold.ts"
+    tsk_mbarrier_init(&qFull[0], 1);
+#line 106 "examples/flash-attention-fold.ts"
+    for (int s = 0; s < 2; s++) {
+#line 107 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 109 "examples/flash-attention-fold.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 102 "examples/flash-attention-fold.ts"
-    tsk_mbarrier_init(&ready[0], 128);
-#line 103 "examples/flash-attention-fold.ts"
-    tsk_mbarrier_init(&ready[1], 128);
+#line 111 "examples/flash-attention-fold.ts"
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+#line 112 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_init(&ready[c], 128);
+    }
   }
-#line 105 "examples/flash-attention-fold.ts"
+#line 115 "examples/flash-attention-fold.ts"
   __syncthreads();
-#line 106 "examples/flash-attention-fold.ts"
+#line 116 "examples/flash-attention-fold.ts"
   if (tsk_warpgroup_idx() == 0) {
-#line 107 "examples/flash-attention-fold.ts"
-    tsk_setmaxnreg_dec<40>();
-#line 108 "examples/flash-attention-fold.ts"
+    {
+#line 118 "examples/flash-attention-fold.ts"
+      tsk_setmaxnreg_dec<40>();
+    }
+#line 122 "examples/flash-attention-fold.ts"
     if (tid == 0) {
-#line 109 "examples/flash-attention-fold.ts"
+#line 123 "examples/flash-attention-fold.ts"
       tsk_mbarrier_arrive_expect(&qFull[0], 32768);
-#line 110 "examples/flash-attention-fold.ts"
+#line 124 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
-#line 111 "examples/flash-attention-fold.ts"
+#line 125 "examples/flash-attention-fold.ts"
         tsk_copy_tile(&Qs[(int)((unsigned int)b * 128u * 64u)], mapQ, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
       }
     }
-#line 114 "examples/flash-attention-fold.ts"
+#line 128 "examples/flash-attention-fold.ts"
     int s_1 = 0;
-#line 115 "examples/flash-attention-fold.ts"
+#line 129 "examples/flash-attention-fold.ts"
     int phase = 0;
-#line 116 "examples/flash-attention-fold.ts"
+#line 130 "examples/flash-attention-fold.ts"
     for (int j = 0; j < tiles; j++) {
-#line 117 "examples/flash-attention-fold.ts"
+#line 131 "examples/flash-attention-fold.ts"
       tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
-#line 118 "examples/flash-attention-fold.ts"
+#line 132 "examples/flash-attention-fold.ts"
       if (tid == 0) {
-#line 119 "examples/flash-attention-fold.ts"
+#line 133 "examples/flash-attention-fold.ts"
         tsk_mbarrier_arrive_expect(&full[s_1], 65536);
-#line 120 "examples/flash-attention-fold.ts"
+#line 134 "examples/flash-attention-fold.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 121 "examples/flash-attention-fold.ts"
+#line 135 "examples/flash-attention-fold.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 32768u + (unsigned int)b_1 * 128u * 64u)], mapK, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
-#line 122 "examples/flash-attention-fold.ts"
+#line 136 "examples/flash-attention-fold.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 32768u + 16384u + (unsigned int)b_1 * 128u * 64u)], mapV, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
         }
       }
-#line 125 "examples/flash-attention-fold.ts"
+#line 139 "examples/flash-attention-fold.ts"
       s_1 = (int)((unsigned int)s_1 + 1u);
-#line 126 "examples/flash-attention-fold.ts"
+#line 140 "examples/flash-attention-fold.ts"
       if (s_1 == 2) {
-#line 127 "examples/flash-attention-fold.ts"
+#line 141 "examples/flash-attention-fold.ts"
         s_1 = 0;
-#line 128 "examples/flash-attention-fold.ts"
+#line 142 "examples/flash-attention-fold.ts"
         phase ^= 1;
       }
     }
   } else {
-#line 132 "examples/flash-attention-fold.ts"
-    tsk_setmaxnreg_inc<232>();
-#line 133 "examples/flash-attention-fold.ts"
-    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 134 "examples/flash-attention-fold.ts"
+    {
+#line 147 "examples/flash-attention-fold.ts"
+      tsk_setmaxnreg_inc<232>();
+    }
+#line 151 "examples/flash-attention-fold.ts"
+    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
+#line 152 "examples/flash-attention-fold.ts"
     const int lane = tid & 31;
-#line 135 "examples/flash-attention-fold.ts"
-    const int mine = (int)((unsigned int)c * 64u * 128u);
-#line 137 "examples/flash-attention-fold.ts"
-    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
-#line 138 "examples/flash-attention-fold.ts"
+#line 153 "examples/flash-attention-fold.ts"
+    const int mine = (int)((unsigned int)c_1 * 64u * 128u);
+#line 155 "examples/flash-attention-fold.ts"
+    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c_1);
+#line 156 "examples/flash-attention-fold.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 139 "examples/flash-attention-fold.ts"
+#line 157 "examples/flash-attention-fold.ts"
       Oacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -385,25 +393,25 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_128_ST
       Oacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 31u)]);
     }
-#line 143 "examples/flash-attention-fold.ts"
+#line 161 "examples/flash-attention-fold.ts"
     float m0 = -3.4028233e+38f;
-#line 144 "examples/flash-attention-fold.ts"
+#line 162 "examples/flash-attention-fold.ts"
     float m1 = -3.4028233e+38f;
-#line 145 "examples/flash-attention-fold.ts"
+#line 163 "examples/flash-attention-fold.ts"
     float l0 = 0.0f;
-#line 146 "examples/flash-attention-fold.ts"
+#line 164 "examples/flash-attention-fold.ts"
     float l1 = 0.0f;
-#line 147 "examples/flash-attention-fold.ts"
+#line 165 "examples/flash-attention-fold.ts"
     int s_2 = 0;
-#line 148 "examples/flash-attention-fold.ts"
+#line 166 "examples/flash-attention-fold.ts"
     int phase_1 = 0;
-#line 149 "examples/flash-attention-fold.ts"
+#line 167 "examples/flash-attention-fold.ts"
     tsk_mbarrier_wait(&qFull[0], 0);
-#line 150 "examples/flash-attention-fold.ts"
+#line 168 "examples/flash-attention-fold.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
-#line 151 "examples/flash-attention-fold.ts"
+#line 169 "examples/flash-attention-fold.ts"
       tsk_mbarrier_wait(&full[s_2], phase_1);
-#line 152 "examples/flash-attention-fold.ts"
+#line 170 "examples/flash-attention-fold.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
       S[2] = 0.0f; tsk_wgmma_keep<1>(&S[2]);
@@ -468,192 +476,192 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_128_ST
       S[61] = 0.0f; tsk_wgmma_keep<1>(&S[61]);
       S[62] = 0.0f; tsk_wgmma_keep<1>(&S[62]);
       S[63] = 0.0f; tsk_wgmma_keep<1>(&S[63]);
-#line 153 "examples/flash-attention-fold.ts"
+#line 171 "examples/flash-attention-fold.ts"
       tsk_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 8; kk++) {
-#line 154 "examples/flash-attention-fold.ts"
-        tsk_wgmma_m64n128k16_bf16_k(&S[0 * 64], tsk_wgmma_desc_k(&Qs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 32768u + (unsigned int)(kk >> 2) * 128u * 64u + 16u * (unsigned int)(kk & 3))]));
+#line 172 "examples/flash-attention-fold.ts"
+        tsk_wgmma_m64n128k16_bf16_k(&S[0 * 64], tsk_wgmma_desc_k(&Qs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c_1 * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 32768u + (unsigned int)(kk >> 2) * 128u * 64u + 16u * (unsigned int)(kk & 3))]));
       }
-#line 156 "examples/flash-attention-fold.ts"
+#line 174 "examples/flash-attention-fold.ts"
       tsk_wgmma_commit();
-#line 157 "examples/flash-attention-fold.ts"
+#line 175 "examples/flash-attention-fold.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<64>(S);
       tsk_wgmma_keep<64>(Oacc);
-#line 159 "examples/flash-attention-fold.ts"
+#line 178 "examples/flash-attention-fold.ts"
       float x0 = -3.4028233e+38f;
-#line 160 "examples/flash-attention-fold.ts"
+#line 179 "examples/flash-attention-fold.ts"
       float x1 = -3.4028233e+38f;
-#line 161 "examples/flash-attention-fold.ts"
-      if (causal != 0 && j_1 == (int)((unsigned int)tiles - 1u)) {
-#line 162 "examples/flash-attention-fold.ts"
+#line 180 "examples/flash-attention-fold.ts"
+      if (causal != 0 && (int)((unsigned int)j_1 * 128u + 128u - 1u) > rows) {
+#line 181 "examples/flash-attention-fold.ts"
 #pragma unroll
         for (int e = 0; e < 64; e++) {
-#line 163 "examples/flash-attention-fold.ts"
+#line 182 "examples/flash-attention-fold.ts"
           float v = S[(int)(0u + (unsigned int)e)];
-#line 164 "examples/flash-attention-fold.ts"
+#line 183 "examples/flash-attention-fold.ts"
           if ((int)((unsigned int)j_1 * 128u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
-#line 165 "examples/flash-attention-fold.ts"
+#line 184 "examples/flash-attention-fold.ts"
             v = -3.4028233e+38f;
           }
-#line 167 "examples/flash-attention-fold.ts"
+#line 186 "examples/flash-attention-fold.ts"
           S[(int)(0u + (unsigned int)e)] = v; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e)]);
-#line 168 "examples/flash-attention-fold.ts"
+#line 187 "examples/flash-attention-fold.ts"
           if ((e & 2) == 0) {
-#line 169 "examples/flash-attention-fold.ts"
+#line 188 "examples/flash-attention-fold.ts"
             x0 = fmaxf(x0, v);
           } else {
-#line 171 "examples/flash-attention-fold.ts"
+#line 190 "examples/flash-attention-fold.ts"
             x1 = fmaxf(x1, v);
           }
         }
       } else {
-#line 175 "examples/flash-attention-fold.ts"
+#line 194 "examples/flash-attention-fold.ts"
 #pragma unroll
         for (int e_1 = 0; e_1 < 64; e_1++) {
-#line 176 "examples/flash-attention-fold.ts"
+#line 195 "examples/flash-attention-fold.ts"
           if ((e_1 & 2) == 0) {
-#line 177 "examples/flash-attention-fold.ts"
+#line 196 "examples/flash-attention-fold.ts"
             x0 = fmaxf(x0, S[(int)(0u + (unsigned int)e_1)]);
           } else {
-#line 179 "examples/flash-attention-fold.ts"
+#line 198 "examples/flash-attention-fold.ts"
             x1 = fmaxf(x1, S[(int)(0u + (unsigned int)e_1)]);
           }
         }
       }
-#line 183 "examples/flash-attention-fold.ts"
+#line 202 "examples/flash-attention-fold.ts"
       const float shuffled = __shfl_xor_sync(0xffffffffu, x0, 1u);
       x0 = fmaxf(x0, shuffled);
-#line 184 "examples/flash-attention-fold.ts"
+#line 203 "examples/flash-attention-fold.ts"
       const float shuffled_1 = __shfl_xor_sync(0xffffffffu, x0, 2u);
       x0 = fmaxf(x0, shuffled_1);
-#line 185 "examples/flash-attention-fold.ts"
+#line 204 "examples/flash-attention-fold.ts"
       const float shuffled_2 = __shfl_xor_sync(0xffffffffu, x1, 1u);
       x1 = fmaxf(x1, shuffled_2);
-#line 186 "examples/flash-attention-fold.ts"
+#line 205 "examples/flash-attention-fold.ts"
       const float shuffled_3 = __shfl_xor_sync(0xffffffffu, x1, 2u);
       x1 = fmaxf(x1, shuffled_3);
-#line 187 "examples/flash-attention-fold.ts"
+#line 206 "examples/flash-attention-fold.ts"
       const float n0 = fmaxf(m0, x0);
-#line 188 "examples/flash-attention-fold.ts"
+#line 207 "examples/flash-attention-fold.ts"
       const float n1 = fmaxf(m1, x1);
-#line 191 "examples/flash-attention-fold.ts"
+#line 210 "examples/flash-attention-fold.ts"
       const float ns0 = n0 * scale2;
-#line 192 "examples/flash-attention-fold.ts"
+#line 211 "examples/flash-attention-fold.ts"
       const float ns1 = n1 * scale2;
-#line 193 "examples/flash-attention-fold.ts"
+#line 212 "examples/flash-attention-fold.ts"
       const float r0 = tsk_exp2f(m0 * scale2 - ns0);
-#line 194 "examples/flash-attention-fold.ts"
+#line 213 "examples/flash-attention-fold.ts"
       const float r1 = tsk_exp2f(m1 * scale2 - ns1);
-#line 195 "examples/flash-attention-fold.ts"
+#line 214 "examples/flash-attention-fold.ts"
       float p0 = 0.0f;
-#line 196 "examples/flash-attention-fold.ts"
+#line 215 "examples/flash-attention-fold.ts"
       float p1 = 0.0f;
-#line 198 "examples/flash-attention-fold.ts"
+#line 217 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int e_2 = 0; e_2 < 64; e_2++) {
-#line 199 "examples/flash-attention-fold.ts"
+#line 218 "examples/flash-attention-fold.ts"
         if ((e_2 & 2) == 0) {
-#line 200 "examples/flash-attention-fold.ts"
+#line 219 "examples/flash-attention-fold.ts"
           const float p = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e_2)], scale2, -ns0));
-#line 201 "examples/flash-attention-fold.ts"
+#line 220 "examples/flash-attention-fold.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
-#line 202 "examples/flash-attention-fold.ts"
+#line 221 "examples/flash-attention-fold.ts"
           p0 += p;
         } else {
-#line 204 "examples/flash-attention-fold.ts"
+#line 223 "examples/flash-attention-fold.ts"
           const float p_1 = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e_2)], scale2, -ns1));
-#line 205 "examples/flash-attention-fold.ts"
+#line 224 "examples/flash-attention-fold.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
-#line 206 "examples/flash-attention-fold.ts"
+#line 225 "examples/flash-attention-fold.ts"
           p1 += p_1;
         }
       }
-#line 209 "examples/flash-attention-fold.ts"
+#line 228 "examples/flash-attention-fold.ts"
       l0 = l0 * r0 + p0;
-#line 210 "examples/flash-attention-fold.ts"
+#line 229 "examples/flash-attention-fold.ts"
       l1 = l1 * r1 + p1;
-#line 211 "examples/flash-attention-fold.ts"
+#line 230 "examples/flash-attention-fold.ts"
       m0 = n0;
-#line 212 "examples/flash-attention-fold.ts"
+#line 231 "examples/flash-attention-fold.ts"
       m1 = n1;
-#line 213 "examples/flash-attention-fold.ts"
+#line 232 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 214 "examples/flash-attention-fold.ts"
+#line 233 "examples/flash-attention-fold.ts"
 #pragma unroll
         for (int e_3 = 0; e_3 < 32; e_3++) {
-#line 215 "examples/flash-attention-fold.ts"
+#line 234 "examples/flash-attention-fold.ts"
           Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] = Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] * ((e_3 & 2) == 0 ? r0 : r1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)]);
         }
       }
-#line 219 "examples/flash-attention-fold.ts"
+#line 238 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int kk_1 = 0; kk_1 < 8; kk_1++) {
-#line 220 "examples/flash-attention-fold.ts"
+#line 239 "examples/flash-attention-fold.ts"
         tsk_wgmma_fence();
 #pragma unroll
         for (int b_4 = 0; b_4 < 2; b_4++) {
-#line 221 "examples/flash-attention-fold.ts"
+#line 240 "examples/flash-attention-fold.ts"
           tsk_wgmma_m64n64k16_bf16_n_r(&Oacc[b_4 * 32], P[kk_1 * 4], P[kk_1 * 4 + 1], P[kk_1 * 4 + 2], P[kk_1 * 4 + 3], tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 32768u + 16384u + (unsigned int)b_4 * 128u * 64u + 1024u * (unsigned int)kk_1)], (128) * 128));
         }
       }
-#line 224 "examples/flash-attention-fold.ts"
+#line 243 "examples/flash-attention-fold.ts"
       tsk_wgmma_commit();
-#line 225 "examples/flash-attention-fold.ts"
+#line 244 "examples/flash-attention-fold.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<64>(S);
       tsk_wgmma_keep<64>(Oacc);
-#line 226 "examples/flash-attention-fold.ts"
+#line 245 "examples/flash-attention-fold.ts"
       if (lane == 0) {
-#line 227 "examples/flash-attention-fold.ts"
+#line 246 "examples/flash-attention-fold.ts"
         tsk_mbarrier_arrive(&empty[s_2]);
       }
-#line 229 "examples/flash-attention-fold.ts"
+#line 248 "examples/flash-attention-fold.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
-#line 230 "examples/flash-attention-fold.ts"
+#line 249 "examples/flash-attention-fold.ts"
       if (s_2 == 2) {
-#line 231 "examples/flash-attention-fold.ts"
+#line 250 "examples/flash-attention-fold.ts"
         s_2 = 0;
-#line 232 "examples/flash-attention-fold.ts"
+#line 251 "examples/flash-attention-fold.ts"
         phase_1 ^= 1;
       }
     }
-#line 236 "examples/flash-attention-fold.ts"
+#line 255 "examples/flash-attention-fold.ts"
     const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
     l0 += shuffled_4;
-#line 237 "examples/flash-attention-fold.ts"
+#line 256 "examples/flash-attention-fold.ts"
     const float shuffled_5 = __shfl_xor_sync(0xffffffffu, l0, 2u);
     l0 += shuffled_5;
-#line 238 "examples/flash-attention-fold.ts"
+#line 257 "examples/flash-attention-fold.ts"
     const float shuffled_6 = __shfl_xor_sync(0xffffffffu, l1, 1u);
     l1 += shuffled_6;
-#line 239 "examples/flash-attention-fold.ts"
+#line 258 "examples/flash-attention-fold.ts"
     const float shuffled_7 = __shfl_xor_sync(0xffffffffu, l1, 2u);
     l1 += shuffled_7;
-#line 240 "examples/flash-attention-fold.ts"
+#line 259 "examples/flash-attention-fold.ts"
     const float inverse0 = 1.0f / l0;
-#line 241 "examples/flash-attention-fold.ts"
+#line 260 "examples/flash-attention-fold.ts"
     const float inverse1 = 1.0f / l1;
-#line 243 "examples/flash-attention-fold.ts"
-    if ((tid & 3) == 0) {
-#line 244 "examples/flash-attention-fold.ts"
+#line 262 "examples/flash-attention-fold.ts"
+    if ((tid & 3) == 0 && rows < seq) {
+#line 263 "examples/flash-attention-fold.ts"
       L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))] = m0 * scale2 + log2f(l0);
-#line 245 "examples/flash-attention-fold.ts"
+#line 264 "examples/flash-attention-fold.ts"
       L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))] = m1 * scale2 + log2f(l1);
     }
-#line 247 "examples/flash-attention-fold.ts"
+#line 266 "examples/flash-attention-fold.ts"
 #pragma unroll
     for (int b_5 = 0; b_5 < 2; b_5++) {
-#line 248 "examples/flash-attention-fold.ts"
+#line 267 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int e_4 = 0; e_4 < 32; e_4++) {
-#line 249 "examples/flash-attention-fold.ts"
+#line 268 "examples/flash-attention-fold.ts"
         Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] = Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] * ((e_4 & 2) == 0 ? inverse0 : inverse1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)]);
       }
       {
-#line 251 "examples/flash-attention-fold.ts"
+#line 270 "examples/flash-attention-fold.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup = (lane_1 >> 2) & 7;
         const int lanePlace = lane_1 & 3;
@@ -792,139 +800,145 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_128_ST
         }
       }
     }
-#line 254 "examples/flash-attention-fold.ts"
-    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 255 "examples/flash-attention-fold.ts"
-    tsk_mbarrier_wait(&ready[c], 0);
-#line 256 "examples/flash-attention-fold.ts"
-    if ((tid & 127) == 0) {
-#line 257 "examples/flash-attention-fold.ts"
+#line 273 "examples/flash-attention-fold.ts"
+    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c_1]);
+#line 274 "examples/flash-attention-fold.ts"
+    tsk_mbarrier_wait(&ready[c_1], 0);
+#line 275 "examples/flash-attention-fold.ts"
+    if ((tid & 127) == 0 && rows < seq) {
+#line 276 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int b_6 = 0; b_6 < 2; b_6++) {
-#line 258 "examples/flash-attention-fold.ts"
+#line 277 "examples/flash-attention-fold.ts"
         tsk_store_tile(mapO, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)rows), &Os[(int)((unsigned int)mine + (unsigned int)b_6 * 4096u)]);
       }
-#line 260 "examples/flash-attention-fold.ts"
+#line 279 "examples/flash-attention-fold.ts"
       tsk_wait_tile_stores<0>();
     }
   }
 }
 
-// Kernel flashAttentionFold specialized for D = 64, STAGES = 4; block 384×1×1.
-#line 52 "examples/flash-attention-fold.ts"
-extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_64_STAGES_4(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
+// Kernel flashAttentionFold specialized for D = 64, STAGES = 4, CONSUMERS = 2, THREADS = 384; block 384×1×1.
+#line 56 "examples/flash-attention-fold.ts"
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
   // 163928 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 77 "examples/flash-attention-fold.ts"
-  tsk_bf16 (&Qs)[8192] = *reinterpret_cast<tsk_bf16 (*)[8192]>(tsk_dynamic_shared + 0);
-#line 78 "examples/flash-attention-fold.ts"
-  tsk_bf16 (&KVs)[65536] = *reinterpret_cast<tsk_bf16 (*)[65536]>(tsk_dynamic_shared + 16384);
-#line 79 "examples/flash-attention-fold.ts"
-  tsk_bf16 (&Os)[8192] = *reinterpret_cast<tsk_bf16 (*)[8192]>(tsk_dynamic_shared + 147456);
-#line 80 "examples/flash-attention-fold.ts"
-  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 163840);
-#line 81 "examples/flash-attention-fold.ts"
-  unsigned long long (&full)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 163848);
-#line 82 "examples/flash-attention-fold.ts"
-  unsigned long long (&empty)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 163880);
-#line 83 "examples/flash-attention-fold.ts"
-  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 163912);
-#line 84 "examples/flash-attention-fold.ts"
-  float S[64];
 #line 85 "examples/flash-attention-fold.ts"
-  float Oacc[32];
+  tsk_bf16 (&Qs)[8192] = *reinterpret_cast<tsk_bf16 (*)[8192]>(tsk_dynamic_shared + 0);
+#line 86 "examples/flash-attention-fold.ts"
+  tsk_bf16 (&KVs)[65536] = *reinterpret_cast<tsk_bf16 (*)[65536]>(tsk_dynamic_shared + 16384);
 #line 87 "examples/flash-attention-fold.ts"
-  unsigned P[32];
+  tsk_bf16 (&Os)[8192] = *reinterpret_cast<tsk_bf16 (*)[8192]>(tsk_dynamic_shared + 147456);
 #line 88 "examples/flash-attention-fold.ts"
-  const int tid = (int)threadIdx.x;
+  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 163840);
+#line 89 "examples/flash-attention-fold.ts"
+  unsigned long long (&full)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 163848);
+#line 90 "examples/flash-attention-fold.ts"
+  unsigned long long (&empty)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 163880);
 #line 91 "examples/flash-attention-fold.ts"
-  const float scale2 = scale * 1.442695f;
+  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 163912);
 #line 92 "examples/flash-attention-fold.ts"
-  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
+  float S[64];
 #line 93 "examples/flash-attention-fold.ts"
-  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+  float Oacc[32];
 #line 95 "examples/flash-attention-fold.ts"
-  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 128 : seq / 128;
+  unsigned P[32];
 #line 96 "examples/flash-attention-fold.ts"
-  if (tid == 0) {
-#line 97 "examples/flash-attention-fold.ts"
-    tsk_mbarrier_init(&qFull[0], 1);
-#line 98 "examples/flash-attention-fold.ts"
-    for (int s = 0; s < 4; s++) {
+  const int tid = (int)threadIdx.x;
 #line 99 "examples/flash-attention-fold.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  const float scale2 = scale * 1.442695f;
 #line 100 "examples/flash-attention-fold.ts"
+  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
+#line 101 "examples/flash-attention-fold.ts"
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+#line 103 "examples/flash-attention-fold.ts"
+  const int tiles = causal != 0 ? tsk_min((int)((unsigned int)q0 + 128u + 128u - 1u) / 128, seq / 128) : seq / 128;
+#line 104 "examples/flash-attention-fold.ts"
+  if (tid == 0) {
+#line 105 "examples/flash-attention-fold.ts"
+    tsk_mbarrier_init(&qFull[0], 1);
+#line 106 "examples/flash-attention-fold.ts"
+    for (int s = 0; s < 4; s++) {
+#line 107 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 109 "examples/flash-attention-fold.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 102 "examples/flash-attention-fold.ts"
-    tsk_mbarrier_init(&ready[0], 128);
-#line 103 "examples/flash-attention-fold.ts"
-    tsk_mbarrier_init(&ready[1], 128);
+#line 111 "examples/flash-attention-fold.ts"
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+#line 112 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_init(&ready[c], 128);
+    }
   }
-#line 105 "examples/flash-attention-fold.ts"
+#line 115 "examples/flash-attention-fold.ts"
   __syncthreads();
-#line 106 "examples/flash-attention-fold.ts"
+#line 116 "examples/flash-attention-fold.ts"
   if (tsk_warpgroup_idx() == 0) {
-#line 107 "examples/flash-attention-fold.ts"
-    tsk_setmaxnreg_dec<40>();
-#line 108 "examples/flash-attention-fold.ts"
+    {
+#line 118 "examples/flash-attention-fold.ts"
+      tsk_setmaxnreg_dec<40>();
+    }
+#line 122 "examples/flash-attention-fold.ts"
     if (tid == 0) {
-#line 109 "examples/flash-attention-fold.ts"
+#line 123 "examples/flash-attention-fold.ts"
       tsk_mbarrier_arrive_expect(&qFull[0], 16384);
-#line 110 "examples/flash-attention-fold.ts"
+#line 124 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
-#line 111 "examples/flash-attention-fold.ts"
+#line 125 "examples/flash-attention-fold.ts"
         tsk_copy_tile(&Qs[(int)((unsigned int)b * 128u * 64u)], mapQ, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
       }
     }
-#line 114 "examples/flash-attention-fold.ts"
+#line 128 "examples/flash-attention-fold.ts"
     int s_1 = 0;
-#line 115 "examples/flash-attention-fold.ts"
+#line 129 "examples/flash-attention-fold.ts"
     int phase = 0;
-#line 116 "examples/flash-attention-fold.ts"
+#line 130 "examples/flash-attention-fold.ts"
     for (int j = 0; j < tiles; j++) {
-#line 117 "examples/flash-attention-fold.ts"
+#line 131 "examples/flash-attention-fold.ts"
       tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
-#line 118 "examples/flash-attention-fold.ts"
+#line 132 "examples/flash-attention-fold.ts"
       if (tid == 0) {
-#line 119 "examples/flash-attention-fold.ts"
+#line 133 "examples/flash-attention-fold.ts"
         tsk_mbarrier_arrive_expect(&full[s_1], 32768);
-#line 120 "examples/flash-attention-fold.ts"
+#line 134 "examples/flash-attention-fold.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 121 "examples/flash-attention-fold.ts"
+#line 135 "examples/flash-attention-fold.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 16384u + (unsigned int)b_1 * 128u * 64u)], mapK, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
-#line 122 "examples/flash-attention-fold.ts"
+#line 136 "examples/flash-attention-fold.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 16384u + 8192u + (unsigned int)b_1 * 128u * 64u)], mapV, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
         }
       }
-#line 125 "examples/flash-attention-fold.ts"
+#line 139 "examples/flash-attention-fold.ts"
       s_1 = (int)((unsigned int)s_1 + 1u);
-#line 126 "examples/flash-attention-fold.ts"
+#line 140 "examples/flash-attention-fold.ts"
       if (s_1 == 4) {
-#line 127 "examples/flash-attention-fold.ts"
+#line 141 "examples/flash-attention-fold.ts"
         s_1 = 0;
-#line 128 "examples/flash-attention-fold.ts"
+#line 142 "examples/flash-attention-fold.ts"
         phase ^= 1;
       }
     }
   } else {
-#line 132 "examples/flash-attention-fold.ts"
-    tsk_setmaxnreg_inc<232>();
-#line 133 "examples/flash-attention-fold.ts"
-    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 134 "examples/flash-attention-fold.ts"
+    {
+#line 147 "examples/flash-attention-fold.ts"
+      tsk_setmaxnreg_inc<232>();
+    }
+#line 151 "examples/flash-attention-fold.ts"
+    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
+#line 152 "examples/flash-attention-fold.ts"
     const int lane = tid & 31;
-#line 135 "examples/flash-attention-fold.ts"
-    const int mine = (int)((unsigned int)c * 64u * 64u);
-#line 137 "examples/flash-attention-fold.ts"
-    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
-#line 138 "examples/flash-attention-fold.ts"
+#line 153 "examples/flash-attention-fold.ts"
+    const int mine = (int)((unsigned int)c_1 * 64u * 64u);
+#line 155 "examples/flash-attention-fold.ts"
+    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c_1);
+#line 156 "examples/flash-attention-fold.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 139 "examples/flash-attention-fold.ts"
+#line 157 "examples/flash-attention-fold.ts"
       Oacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -958,25 +972,25 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_64_STA
       Oacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       Oacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 31u)]);
     }
-#line 143 "examples/flash-attention-fold.ts"
+#line 161 "examples/flash-attention-fold.ts"
     float m0 = -3.4028233e+38f;
-#line 144 "examples/flash-attention-fold.ts"
+#line 162 "examples/flash-attention-fold.ts"
     float m1 = -3.4028233e+38f;
-#line 145 "examples/flash-attention-fold.ts"
+#line 163 "examples/flash-attention-fold.ts"
     float l0 = 0.0f;
-#line 146 "examples/flash-attention-fold.ts"
+#line 164 "examples/flash-attention-fold.ts"
     float l1 = 0.0f;
-#line 147 "examples/flash-attention-fold.ts"
+#line 165 "examples/flash-attention-fold.ts"
     int s_2 = 0;
-#line 148 "examples/flash-attention-fold.ts"
+#line 166 "examples/flash-attention-fold.ts"
     int phase_1 = 0;
-#line 149 "examples/flash-attention-fold.ts"
+#line 167 "examples/flash-attention-fold.ts"
     tsk_mbarrier_wait(&qFull[0], 0);
-#line 150 "examples/flash-attention-fold.ts"
+#line 168 "examples/flash-attention-fold.ts"
     for (int j_1 = 0; j_1 < tiles; j_1++) {
-#line 151 "examples/flash-attention-fold.ts"
+#line 169 "examples/flash-attention-fold.ts"
       tsk_mbarrier_wait(&full[s_2], phase_1);
-#line 152 "examples/flash-attention-fold.ts"
+#line 170 "examples/flash-attention-fold.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
       S[2] = 0.0f; tsk_wgmma_keep<1>(&S[2]);
@@ -1041,192 +1055,192 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_64_STA
       S[61] = 0.0f; tsk_wgmma_keep<1>(&S[61]);
       S[62] = 0.0f; tsk_wgmma_keep<1>(&S[62]);
       S[63] = 0.0f; tsk_wgmma_keep<1>(&S[63]);
-#line 153 "examples/flash-attention-fold.ts"
+#line 171 "examples/flash-attention-fold.ts"
       tsk_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 4; kk++) {
-#line 154 "examples/flash-attention-fold.ts"
-        tsk_wgmma_m64n128k16_bf16_k(&S[0 * 64], tsk_wgmma_desc_k(&Qs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 16384u + (unsigned int)(kk >> 2) * 128u * 64u + 16u * (unsigned int)(kk & 3))]));
+#line 172 "examples/flash-attention-fold.ts"
+        tsk_wgmma_m64n128k16_bf16_k(&S[0 * 64], tsk_wgmma_desc_k(&Qs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c_1 * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 16384u + (unsigned int)(kk >> 2) * 128u * 64u + 16u * (unsigned int)(kk & 3))]));
       }
-#line 156 "examples/flash-attention-fold.ts"
+#line 174 "examples/flash-attention-fold.ts"
       tsk_wgmma_commit();
-#line 157 "examples/flash-attention-fold.ts"
+#line 175 "examples/flash-attention-fold.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<64>(S);
       tsk_wgmma_keep<32>(Oacc);
-#line 159 "examples/flash-attention-fold.ts"
+#line 178 "examples/flash-attention-fold.ts"
       float x0 = -3.4028233e+38f;
-#line 160 "examples/flash-attention-fold.ts"
+#line 179 "examples/flash-attention-fold.ts"
       float x1 = -3.4028233e+38f;
-#line 161 "examples/flash-attention-fold.ts"
-      if (causal != 0 && j_1 == (int)((unsigned int)tiles - 1u)) {
-#line 162 "examples/flash-attention-fold.ts"
+#line 180 "examples/flash-attention-fold.ts"
+      if (causal != 0 && (int)((unsigned int)j_1 * 128u + 128u - 1u) > rows) {
+#line 181 "examples/flash-attention-fold.ts"
 #pragma unroll
         for (int e = 0; e < 64; e++) {
-#line 163 "examples/flash-attention-fold.ts"
+#line 182 "examples/flash-attention-fold.ts"
           float v = S[(int)(0u + (unsigned int)e)];
-#line 164 "examples/flash-attention-fold.ts"
+#line 183 "examples/flash-attention-fold.ts"
           if ((int)((unsigned int)j_1 * 128u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
-#line 165 "examples/flash-attention-fold.ts"
+#line 184 "examples/flash-attention-fold.ts"
             v = -3.4028233e+38f;
           }
-#line 167 "examples/flash-attention-fold.ts"
+#line 186 "examples/flash-attention-fold.ts"
           S[(int)(0u + (unsigned int)e)] = v; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e)]);
-#line 168 "examples/flash-attention-fold.ts"
+#line 187 "examples/flash-attention-fold.ts"
           if ((e & 2) == 0) {
-#line 169 "examples/flash-attention-fold.ts"
+#line 188 "examples/flash-attention-fold.ts"
             x0 = fmaxf(x0, v);
           } else {
-#line 171 "examples/flash-attention-fold.ts"
+#line 190 "examples/flash-attention-fold.ts"
             x1 = fmaxf(x1, v);
           }
         }
       } else {
-#line 175 "examples/flash-attention-fold.ts"
+#line 194 "examples/flash-attention-fold.ts"
 #pragma unroll
         for (int e_1 = 0; e_1 < 64; e_1++) {
-#line 176 "examples/flash-attention-fold.ts"
+#line 195 "examples/flash-attention-fold.ts"
           if ((e_1 & 2) == 0) {
-#line 177 "examples/flash-attention-fold.ts"
+#line 196 "examples/flash-attention-fold.ts"
             x0 = fmaxf(x0, S[(int)(0u + (unsigned int)e_1)]);
           } else {
-#line 179 "examples/flash-attention-fold.ts"
+#line 198 "examples/flash-attention-fold.ts"
             x1 = fmaxf(x1, S[(int)(0u + (unsigned int)e_1)]);
           }
         }
       }
-#line 183 "examples/flash-attention-fold.ts"
+#line 202 "examples/flash-attention-fold.ts"
       const float shuffled = __shfl_xor_sync(0xffffffffu, x0, 1u);
       x0 = fmaxf(x0, shuffled);
-#line 184 "examples/flash-attention-fold.ts"
+#line 203 "examples/flash-attention-fold.ts"
       const float shuffled_1 = __shfl_xor_sync(0xffffffffu, x0, 2u);
       x0 = fmaxf(x0, shuffled_1);
-#line 185 "examples/flash-attention-fold.ts"
+#line 204 "examples/flash-attention-fold.ts"
       const float shuffled_2 = __shfl_xor_sync(0xffffffffu, x1, 1u);
       x1 = fmaxf(x1, shuffled_2);
-#line 186 "examples/flash-attention-fold.ts"
+#line 205 "examples/flash-attention-fold.ts"
       const float shuffled_3 = __shfl_xor_sync(0xffffffffu, x1, 2u);
       x1 = fmaxf(x1, shuffled_3);
-#line 187 "examples/flash-attention-fold.ts"
+#line 206 "examples/flash-attention-fold.ts"
       const float n0 = fmaxf(m0, x0);
-#line 188 "examples/flash-attention-fold.ts"
+#line 207 "examples/flash-attention-fold.ts"
       const float n1 = fmaxf(m1, x1);
-#line 191 "examples/flash-attention-fold.ts"
+#line 210 "examples/flash-attention-fold.ts"
       const float ns0 = n0 * scale2;
-#line 192 "examples/flash-attention-fold.ts"
+#line 211 "examples/flash-attention-fold.ts"
       const float ns1 = n1 * scale2;
-#line 193 "examples/flash-attention-fold.ts"
+#line 212 "examples/flash-attention-fold.ts"
       const float r0 = tsk_exp2f(m0 * scale2 - ns0);
-#line 194 "examples/flash-attention-fold.ts"
+#line 213 "examples/flash-attention-fold.ts"
       const float r1 = tsk_exp2f(m1 * scale2 - ns1);
-#line 195 "examples/flash-attention-fold.ts"
+#line 214 "examples/flash-attention-fold.ts"
       float p0 = 0.0f;
-#line 196 "examples/flash-attention-fold.ts"
+#line 215 "examples/flash-attention-fold.ts"
       float p1 = 0.0f;
-#line 198 "examples/flash-attention-fold.ts"
+#line 217 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int e_2 = 0; e_2 < 64; e_2++) {
-#line 199 "examples/flash-attention-fold.ts"
+#line 218 "examples/flash-attention-fold.ts"
         if ((e_2 & 2) == 0) {
-#line 200 "examples/flash-attention-fold.ts"
+#line 219 "examples/flash-attention-fold.ts"
           const float p = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e_2)], scale2, -ns0));
-#line 201 "examples/flash-attention-fold.ts"
+#line 220 "examples/flash-attention-fold.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
-#line 202 "examples/flash-attention-fold.ts"
+#line 221 "examples/flash-attention-fold.ts"
           p0 += p;
         } else {
-#line 204 "examples/flash-attention-fold.ts"
+#line 223 "examples/flash-attention-fold.ts"
           const float p_1 = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e_2)], scale2, -ns1));
-#line 205 "examples/flash-attention-fold.ts"
+#line 224 "examples/flash-attention-fold.ts"
           tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
-#line 206 "examples/flash-attention-fold.ts"
+#line 225 "examples/flash-attention-fold.ts"
           p1 += p_1;
         }
       }
-#line 209 "examples/flash-attention-fold.ts"
+#line 228 "examples/flash-attention-fold.ts"
       l0 = l0 * r0 + p0;
-#line 210 "examples/flash-attention-fold.ts"
+#line 229 "examples/flash-attention-fold.ts"
       l1 = l1 * r1 + p1;
-#line 211 "examples/flash-attention-fold.ts"
+#line 230 "examples/flash-attention-fold.ts"
       m0 = n0;
-#line 212 "examples/flash-attention-fold.ts"
+#line 231 "examples/flash-attention-fold.ts"
       m1 = n1;
-#line 213 "examples/flash-attention-fold.ts"
+#line 232 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 214 "examples/flash-attention-fold.ts"
+#line 233 "examples/flash-attention-fold.ts"
 #pragma unroll
         for (int e_3 = 0; e_3 < 32; e_3++) {
-#line 215 "examples/flash-attention-fold.ts"
+#line 234 "examples/flash-attention-fold.ts"
           Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] = Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] * ((e_3 & 2) == 0 ? r0 : r1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)]);
         }
       }
-#line 219 "examples/flash-attention-fold.ts"
+#line 238 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int kk_1 = 0; kk_1 < 8; kk_1++) {
-#line 220 "examples/flash-attention-fold.ts"
+#line 239 "examples/flash-attention-fold.ts"
         tsk_wgmma_fence();
 #pragma unroll
         for (int b_4 = 0; b_4 < 1; b_4++) {
-#line 221 "examples/flash-attention-fold.ts"
+#line 240 "examples/flash-attention-fold.ts"
           tsk_wgmma_m64n64k16_bf16_n_r(&Oacc[b_4 * 32], P[kk_1 * 4], P[kk_1 * 4 + 1], P[kk_1 * 4 + 2], P[kk_1 * 4 + 3], tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 16384u + 8192u + (unsigned int)b_4 * 128u * 64u + 1024u * (unsigned int)kk_1)], (128) * 128));
         }
       }
-#line 224 "examples/flash-attention-fold.ts"
+#line 243 "examples/flash-attention-fold.ts"
       tsk_wgmma_commit();
-#line 225 "examples/flash-attention-fold.ts"
+#line 244 "examples/flash-attention-fold.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<64>(S);
       tsk_wgmma_keep<32>(Oacc);
-#line 226 "examples/flash-attention-fold.ts"
+#line 245 "examples/flash-attention-fold.ts"
       if (lane == 0) {
-#line 227 "examples/flash-attention-fold.ts"
+#line 246 "examples/flash-attention-fold.ts"
         tsk_mbarrier_arrive(&empty[s_2]);
       }
-#line 229 "examples/flash-attention-fold.ts"
+#line 248 "examples/flash-attention-fold.ts"
       s_2 = (int)((unsigned int)s_2 + 1u);
-#line 230 "examples/flash-attention-fold.ts"
+#line 249 "examples/flash-attention-fold.ts"
       if (s_2 == 4) {
-#line 231 "examples/flash-attention-fold.ts"
+#line 250 "examples/flash-attention-fold.ts"
         s_2 = 0;
-#line 232 "examples/flash-attention-fold.ts"
+#line 251 "examples/flash-attention-fold.ts"
         phase_1 ^= 1;
       }
     }
-#line 236 "examples/flash-attention-fold.ts"
+#line 255 "examples/flash-attention-fold.ts"
     const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
     l0 += shuffled_4;
-#line 237 "examples/flash-attention-fold.ts"
+#line 256 "examples/flash-attention-fold.ts"
     const float shuffled_5 = __shfl_xor_sync(0xffffffffu, l0, 2u);
     l0 += shuffled_5;
-#line 238 "examples/flash-attention-fold.ts"
+#line 257 "examples/flash-attention-fold.ts"
     const float shuffled_6 = __shfl_xor_sync(0xffffffffu, l1, 1u);
     l1 += shuffled_6;
-#line 239 "examples/flash-attention-fold.ts"
+#line 258 "examples/flash-attention-fold.ts"
     const float shuffled_7 = __shfl_xor_sync(0xffffffffu, l1, 2u);
     l1 += shuffled_7;
-#line 240 "examples/flash-attention-fold.ts"
+#line 259 "examples/flash-attention-fold.ts"
     const float inverse0 = 1.0f / l0;
-#line 241 "examples/flash-attention-fold.ts"
+#line 260 "examples/flash-attention-fold.ts"
     const float inverse1 = 1.0f / l1;
-#line 243 "examples/flash-attention-fold.ts"
-    if ((tid & 3) == 0) {
-#line 244 "examples/flash-attention-fold.ts"
+#line 262 "examples/flash-attention-fold.ts"
+    if ((tid & 3) == 0 && rows < seq) {
+#line 263 "examples/flash-attention-fold.ts"
       L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))] = m0 * scale2 + log2f(l0);
-#line 245 "examples/flash-attention-fold.ts"
+#line 264 "examples/flash-attention-fold.ts"
       L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))] = m1 * scale2 + log2f(l1);
     }
-#line 247 "examples/flash-attention-fold.ts"
+#line 266 "examples/flash-attention-fold.ts"
 #pragma unroll
     for (int b_5 = 0; b_5 < 1; b_5++) {
-#line 248 "examples/flash-attention-fold.ts"
+#line 267 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int e_4 = 0; e_4 < 32; e_4++) {
-#line 249 "examples/flash-attention-fold.ts"
+#line 268 "examples/flash-attention-fold.ts"
         Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] = Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] * ((e_4 & 2) == 0 ? inverse0 : inverse1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)]);
       }
       {
-#line 251 "examples/flash-attention-fold.ts"
+#line 270 "examples/flash-attention-fold.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup = (lane_1 >> 2) & 7;
         const int lanePlace = lane_1 & 3;
@@ -1365,19 +1379,598 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_64_STA
         }
       }
     }
-#line 254 "examples/flash-attention-fold.ts"
-    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 255 "examples/flash-attention-fold.ts"
-    tsk_mbarrier_wait(&ready[c], 0);
-#line 256 "examples/flash-attention-fold.ts"
-    if ((tid & 127) == 0) {
-#line 257 "examples/flash-attention-fold.ts"
+#line 273 "examples/flash-attention-fold.ts"
+    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c_1]);
+#line 274 "examples/flash-attention-fold.ts"
+    tsk_mbarrier_wait(&ready[c_1], 0);
+#line 275 "examples/flash-attention-fold.ts"
+    if ((tid & 127) == 0 && rows < seq) {
+#line 276 "examples/flash-attention-fold.ts"
 #pragma unroll
       for (int b_6 = 0; b_6 < 1; b_6++) {
-#line 258 "examples/flash-attention-fold.ts"
+#line 277 "examples/flash-attention-fold.ts"
         tsk_store_tile(mapO, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)rows), &Os[(int)((unsigned int)mine + (unsigned int)b_6 * 4096u)]);
       }
+#line 279 "examples/flash-attention-fold.ts"
+      tsk_wait_tile_stores<0>();
+    }
+  }
+}
+
+// Kernel flashAttentionFold specialized for D = 64, STAGES = 4, CONSUMERS = 3, THREADS = 512; block 512×1×1.
+#line 56 "examples/flash-attention-fold.ts"
+extern "C" __global__ void __launch_bounds__(512, 1) flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal) {
+  // 180320 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
+  unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
+#line 85 "examples/flash-attention-fold.ts"
+  tsk_bf16 (&Qs)[12288] = *reinterpret_cast<tsk_bf16 (*)[12288]>(tsk_dynamic_shared + 0);
+#line 86 "examples/flash-attention-fold.ts"
+  tsk_bf16 (&KVs)[65536] = *reinterpret_cast<tsk_bf16 (*)[65536]>(tsk_dynamic_shared + 24576);
+#line 87 "examples/flash-attention-fold.ts"
+  tsk_bf16 (&Os)[12288] = *reinterpret_cast<tsk_bf16 (*)[12288]>(tsk_dynamic_shared + 155648);
+#line 88 "examples/flash-attention-fold.ts"
+  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 180224);
+#line 89 "examples/flash-attention-fold.ts"
+  unsigned long long (&full)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 180232);
+#line 90 "examples/flash-attention-fold.ts"
+  unsigned long long (&empty)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 180264);
+#line 91 "examples/flash-attention-fold.ts"
+  unsigned long long (&ready)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 180296);
+#line 92 "examples/flash-attention-fold.ts"
+  float S[64];
+#line 93 "examples/flash-attention-fold.ts"
+  float Oacc[32];
+#line 95 "examples/flash-attention-fold.ts"
+  unsigned P[32];
+#line 96 "examples/flash-attention-fold.ts"
+  const int tid = (int)threadIdx.x;
+#line 99 "examples/flash-attention-fold.ts"
+  const float scale2 = scale * 1.442695f;
+#line 100 "examples/flash-attention-fold.ts"
+  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 192u);
+#line 101 "examples/flash-attention-fold.ts"
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+#line 103 "examples/flash-attention-fold.ts"
+  const int tiles = causal != 0 ? tsk_min((int)((unsigned int)q0 + 192u + 128u - 1u) / 128, seq / 128) : seq / 128;
+#line 104 "examples/flash-attention-fold.ts"
+  if (tid == 0) {
+#line 105 "examples/flash-attention-fold.ts"
+    tsk_mbarrier_init(&qFull[0], 1);
+#line 106 "examples/flash-attention-fold.ts"
+    for (int s = 0; s < 4; s++) {
+#line 107 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 109 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_init(&empty[s], 12);
+    }
+#line 111 "examples/flash-attention-fold.ts"
+#pragma unroll
+    for (int c = 0; c < 3; c++) {
+#line 112 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_init(&ready[c], 128);
+    }
+  }
+#line 115 "examples/flash-attention-fold.ts"
+  __syncthreads();
+#line 116 "examples/flash-attention-fold.ts"
+  if (tsk_warpgroup_idx() == 0) {
+    {
+#line 120 "examples/flash-attention-fold.ts"
+      tsk_setmaxnreg_dec<24>();
+    }
+#line 122 "examples/flash-attention-fold.ts"
+    if (tid == 0) {
+#line 123 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_arrive_expect(&qFull[0], 24576);
+#line 124 "examples/flash-attention-fold.ts"
+#pragma unroll
+      for (int b = 0; b < 1; b++) {
+#line 125 "examples/flash-attention-fold.ts"
+        tsk_copy_tile(&Qs[(int)((unsigned int)b * 192u * 64u)], mapQ, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
+      }
+    }
+#line 128 "examples/flash-attention-fold.ts"
+    int s_1 = 0;
+#line 129 "examples/flash-attention-fold.ts"
+    int phase = 0;
+#line 130 "examples/flash-attention-fold.ts"
+    for (int j = 0; j < tiles; j++) {
+#line 131 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
+#line 132 "examples/flash-attention-fold.ts"
+      if (tid == 0) {
+#line 133 "examples/flash-attention-fold.ts"
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+#line 134 "examples/flash-attention-fold.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 135 "examples/flash-attention-fold.ts"
+          tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 16384u + (unsigned int)b_1 * 128u * 64u)], mapK, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
+#line 136 "examples/flash-attention-fold.ts"
+          tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 16384u + 8192u + (unsigned int)b_1 * 128u * 64u)], mapV, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 128u), &full[s_1]);
+        }
+      }
+#line 139 "examples/flash-attention-fold.ts"
+      s_1 = (int)((unsigned int)s_1 + 1u);
+#line 140 "examples/flash-attention-fold.ts"
+      if (s_1 == 4) {
+#line 141 "examples/flash-attention-fold.ts"
+        s_1 = 0;
+#line 142 "examples/flash-attention-fold.ts"
+        phase ^= 1;
+      }
+    }
+  } else {
+    {
+#line 149 "examples/flash-attention-fold.ts"
+      tsk_setmaxnreg_inc<160>();
+    }
+#line 151 "examples/flash-attention-fold.ts"
+    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
+#line 152 "examples/flash-attention-fold.ts"
+    const int lane = tid & 31;
+#line 153 "examples/flash-attention-fold.ts"
+    const int mine = (int)((unsigned int)c_1 * 64u * 64u);
+#line 155 "examples/flash-attention-fold.ts"
+    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c_1);
+#line 156 "examples/flash-attention-fold.ts"
+#pragma unroll
+    for (int b_2 = 0; b_2 < 1; b_2++) {
+#line 157 "examples/flash-attention-fold.ts"
+      Oacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 1u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 2u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 3u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 3u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 4u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 4u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 5u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 5u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 6u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 6u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 7u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 7u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 8u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 8u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 9u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 9u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 10u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 10u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 11u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 11u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 12u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 12u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 13u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 13u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 14u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 14u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 15u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 15u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 16u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 16u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 17u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 17u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 18u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 18u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 19u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 19u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 20u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 20u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 21u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 21u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 22u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 22u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 23u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 23u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 24u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 24u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 25u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 25u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 26u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 26u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 27u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 27u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 28u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 28u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 29u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 29u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 30u)]);
+      Oacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_2 * 32u + 31u)]);
+    }
+#line 161 "examples/flash-attention-fold.ts"
+    float m0 = -3.4028233e+38f;
+#line 162 "examples/flash-attention-fold.ts"
+    float m1 = -3.4028233e+38f;
+#line 163 "examples/flash-attention-fold.ts"
+    float l0 = 0.0f;
+#line 164 "examples/flash-attention-fold.ts"
+    float l1 = 0.0f;
+#line 165 "examples/flash-attention-fold.ts"
+    int s_2 = 0;
+#line 166 "examples/flash-attention-fold.ts"
+    int phase_1 = 0;
+#line 167 "examples/flash-attention-fold.ts"
+    tsk_mbarrier_wait(&qFull[0], 0);
+#line 168 "examples/flash-attention-fold.ts"
+    for (int j_1 = 0; j_1 < tiles; j_1++) {
+#line 169 "examples/flash-attention-fold.ts"
+      tsk_mbarrier_wait(&full[s_2], phase_1);
+#line 170 "examples/flash-attention-fold.ts"
+      S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
+      S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
+      S[2] = 0.0f; tsk_wgmma_keep<1>(&S[2]);
+      S[3] = 0.0f; tsk_wgmma_keep<1>(&S[3]);
+      S[4] = 0.0f; tsk_wgmma_keep<1>(&S[4]);
+      S[5] = 0.0f; tsk_wgmma_keep<1>(&S[5]);
+      S[6] = 0.0f; tsk_wgmma_keep<1>(&S[6]);
+      S[7] = 0.0f; tsk_wgmma_keep<1>(&S[7]);
+      S[8] = 0.0f; tsk_wgmma_keep<1>(&S[8]);
+      S[9] = 0.0f; tsk_wgmma_keep<1>(&S[9]);
+      S[10] = 0.0f; tsk_wgmma_keep<1>(&S[10]);
+      S[11] = 0.0f; tsk_wgmma_keep<1>(&S[11]);
+      S[12] = 0.0f; tsk_wgmma_keep<1>(&S[12]);
+      S[13] = 0.0f; tsk_wgmma_keep<1>(&S[13]);
+      S[14] = 0.0f; tsk_wgmma_keep<1>(&S[14]);
+      S[15] = 0.0f; tsk_wgmma_keep<1>(&S[15]);
+      S[16] = 0.0f; tsk_wgmma_keep<1>(&S[16]);
+      S[17] = 0.0f; tsk_wgmma_keep<1>(&S[17]);
+      S[18] = 0.0f; tsk_wgmma_keep<1>(&S[18]);
+      S[19] = 0.0f; tsk_wgmma_keep<1>(&S[19]);
+      S[20] = 0.0f; tsk_wgmma_keep<1>(&S[20]);
+      S[21] = 0.0f; tsk_wgmma_keep<1>(&S[21]);
+      S[22] = 0.0f; tsk_wgmma_keep<1>(&S[22]);
+      S[23] = 0.0f; tsk_wgmma_keep<1>(&S[23]);
+      S[24] = 0.0f; tsk_wgmma_keep<1>(&S[24]);
+      S[25] = 0.0f; tsk_wgmma_keep<1>(&S[25]);
+      S[26] = 0.0f; tsk_wgmma_keep<1>(&S[26]);
+      S[27] = 0.0f; tsk_wgmma_keep<1>(&S[27]);
+      S[28] = 0.0f; tsk_wgmma_keep<1>(&S[28]);
+      S[29] = 0.0f; tsk_wgmma_keep<1>(&S[29]);
+      S[30] = 0.0f; tsk_wgmma_keep<1>(&S[30]);
+      S[31] = 0.0f; tsk_wgmma_keep<1>(&S[31]);
+      S[32] = 0.0f; tsk_wgmma_keep<1>(&S[32]);
+      S[33] = 0.0f; tsk_wgmma_keep<1>(&S[33]);
+      S[34] = 0.0f; tsk_wgmma_keep<1>(&S[34]);
+      S[35] = 0.0f; tsk_wgmma_keep<1>(&S[35]);
+      S[36] = 0.0f; tsk_wgmma_keep<1>(&S[36]);
+      S[37] = 0.0f; tsk_wgmma_keep<1>(&S[37]);
+      S[38] = 0.0f; tsk_wgmma_keep<1>(&S[38]);
+      S[39] = 0.0f; tsk_wgmma_keep<1>(&S[39]);
+      S[40] = 0.0f; tsk_wgmma_keep<1>(&S[40]);
+      S[41] = 0.0f; tsk_wgmma_keep<1>(&S[41]);
+      S[42] = 0.0f; tsk_wgmma_keep<1>(&S[42]);
+      S[43] = 0.0f; tsk_wgmma_keep<1>(&S[43]);
+      S[44] = 0.0f; tsk_wgmma_keep<1>(&S[44]);
+      S[45] = 0.0f; tsk_wgmma_keep<1>(&S[45]);
+      S[46] = 0.0f; tsk_wgmma_keep<1>(&S[46]);
+      S[47] = 0.0f; tsk_wgmma_keep<1>(&S[47]);
+      S[48] = 0.0f; tsk_wgmma_keep<1>(&S[48]);
+      S[49] = 0.0f; tsk_wgmma_keep<1>(&S[49]);
+      S[50] = 0.0f; tsk_wgmma_keep<1>(&S[50]);
+      S[51] = 0.0f; tsk_wgmma_keep<1>(&S[51]);
+      S[52] = 0.0f; tsk_wgmma_keep<1>(&S[52]);
+      S[53] = 0.0f; tsk_wgmma_keep<1>(&S[53]);
+      S[54] = 0.0f; tsk_wgmma_keep<1>(&S[54]);
+      S[55] = 0.0f; tsk_wgmma_keep<1>(&S[55]);
+      S[56] = 0.0f; tsk_wgmma_keep<1>(&S[56]);
+      S[57] = 0.0f; tsk_wgmma_keep<1>(&S[57]);
+      S[58] = 0.0f; tsk_wgmma_keep<1>(&S[58]);
+      S[59] = 0.0f; tsk_wgmma_keep<1>(&S[59]);
+      S[60] = 0.0f; tsk_wgmma_keep<1>(&S[60]);
+      S[61] = 0.0f; tsk_wgmma_keep<1>(&S[61]);
+      S[62] = 0.0f; tsk_wgmma_keep<1>(&S[62]);
+      S[63] = 0.0f; tsk_wgmma_keep<1>(&S[63]);
+#line 171 "examples/flash-attention-fold.ts"
+      tsk_wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++) {
+#line 172 "examples/flash-attention-fold.ts"
+        tsk_wgmma_m64n128k16_bf16_k(&S[0 * 64], tsk_wgmma_desc_k(&Qs[(int)((unsigned int)(kk >> 2) * 192u * 64u + (unsigned int)c_1 * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 16384u + (unsigned int)(kk >> 2) * 128u * 64u + 16u * (unsigned int)(kk & 3))]));
+      }
+#line 174 "examples/flash-attention-fold.ts"
+      tsk_wgmma_commit();
+#line 175 "examples/flash-attention-fold.ts"
+      tsk_wgmma_wait<0>();
+      tsk_wgmma_keep<64>(S);
+      tsk_wgmma_keep<32>(Oacc);
+#line 178 "examples/flash-attention-fold.ts"
+      float x0 = -3.4028233e+38f;
+#line 179 "examples/flash-attention-fold.ts"
+      float x1 = -3.4028233e+38f;
+#line 180 "examples/flash-attention-fold.ts"
+      if (causal != 0 && (int)((unsigned int)j_1 * 128u + 128u - 1u) > rows) {
+#line 181 "examples/flash-attention-fold.ts"
+#pragma unroll
+        for (int e = 0; e < 64; e++) {
+#line 182 "examples/flash-attention-fold.ts"
+          float v = S[(int)(0u + (unsigned int)e)];
+#line 183 "examples/flash-attention-fold.ts"
+          if ((int)((unsigned int)j_1 * 128u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
+#line 184 "examples/flash-attention-fold.ts"
+            v = -3.4028233e+38f;
+          }
+#line 186 "examples/flash-attention-fold.ts"
+          S[(int)(0u + (unsigned int)e)] = v; tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e)]);
+#line 187 "examples/flash-attention-fold.ts"
+          if ((e & 2) == 0) {
+#line 188 "examples/flash-attention-fold.ts"
+            x0 = fmaxf(x0, v);
+          } else {
+#line 190 "examples/flash-attention-fold.ts"
+            x1 = fmaxf(x1, v);
+          }
+        }
+      } else {
+#line 194 "examples/flash-attention-fold.ts"
+#pragma unroll
+        for (int e_1 = 0; e_1 < 64; e_1++) {
+#line 195 "examples/flash-attention-fold.ts"
+          if ((e_1 & 2) == 0) {
+#line 196 "examples/flash-attention-fold.ts"
+            x0 = fmaxf(x0, S[(int)(0u + (unsigned int)e_1)]);
+          } else {
+#line 198 "examples/flash-attention-fold.ts"
+            x1 = fmaxf(x1, S[(int)(0u + (unsigned int)e_1)]);
+          }
+        }
+      }
+#line 202 "examples/flash-attention-fold.ts"
+      const float shuffled = __shfl_xor_sync(0xffffffffu, x0, 1u);
+      x0 = fmaxf(x0, shuffled);
+#line 203 "examples/flash-attention-fold.ts"
+      const float shuffled_1 = __shfl_xor_sync(0xffffffffu, x0, 2u);
+      x0 = fmaxf(x0, shuffled_1);
+#line 204 "examples/flash-attention-fold.ts"
+      const float shuffled_2 = __shfl_xor_sync(0xffffffffu, x1, 1u);
+      x1 = fmaxf(x1, shuffled_2);
+#line 205 "examples/flash-attention-fold.ts"
+      const float shuffled_3 = __shfl_xor_sync(0xffffffffu, x1, 2u);
+      x1 = fmaxf(x1, shuffled_3);
+#line 206 "examples/flash-attention-fold.ts"
+      const float n0 = fmaxf(m0, x0);
+#line 207 "examples/flash-attention-fold.ts"
+      const float n1 = fmaxf(m1, x1);
+#line 210 "examples/flash-attention-fold.ts"
+      const float ns0 = n0 * scale2;
+#line 211 "examples/flash-attention-fold.ts"
+      const float ns1 = n1 * scale2;
+#line 212 "examples/flash-attention-fold.ts"
+      const float r0 = tsk_exp2f(m0 * scale2 - ns0);
+#line 213 "examples/flash-attention-fold.ts"
+      const float r1 = tsk_exp2f(m1 * scale2 - ns1);
+#line 214 "examples/flash-attention-fold.ts"
+      float p0 = 0.0f;
+#line 215 "examples/flash-attention-fold.ts"
+      float p1 = 0.0f;
+#line 217 "examples/flash-attention-fold.ts"
+#pragma unroll
+      for (int e_2 = 0; e_2 < 64; e_2++) {
+#line 218 "examples/flash-attention-fold.ts"
+        if ((e_2 & 2) == 0) {
+#line 219 "examples/flash-attention-fold.ts"
+          const float p = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e_2)], scale2, -ns0));
+#line 220 "examples/flash-attention-fold.ts"
+          tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p);
+#line 221 "examples/flash-attention-fold.ts"
+          p0 += p;
+        } else {
+#line 223 "examples/flash-attention-fold.ts"
+          const float p_1 = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e_2)], scale2, -ns1));
+#line 224 "examples/flash-attention-fold.ts"
+          tsk_a16_set_bf16(P[((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) >> 1], ((int)((unsigned int)(e_2 >> 3) * 8u + (unsigned int)(e_2 & 7))) & 1, p_1);
+#line 225 "examples/flash-attention-fold.ts"
+          p1 += p_1;
+        }
+      }
+#line 228 "examples/flash-attention-fold.ts"
+      l0 = l0 * r0 + p0;
+#line 229 "examples/flash-attention-fold.ts"
+      l1 = l1 * r1 + p1;
+#line 230 "examples/flash-attention-fold.ts"
+      m0 = n0;
+#line 231 "examples/flash-attention-fold.ts"
+      m1 = n1;
+#line 232 "examples/flash-attention-fold.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 1; b_3++) {
+#line 233 "examples/flash-attention-fold.ts"
+#pragma unroll
+        for (int e_3 = 0; e_3 < 32; e_3++) {
+#line 234 "examples/flash-attention-fold.ts"
+          Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] = Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)] * ((e_3 & 2) == 0 ? r0 : r1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_3 * 32u + (unsigned int)e_3)]);
+        }
+      }
+#line 238 "examples/flash-attention-fold.ts"
+#pragma unroll
+      for (int kk_1 = 0; kk_1 < 8; kk_1++) {
+#line 239 "examples/flash-attention-fold.ts"
+        tsk_wgmma_fence();
+#pragma unroll
+        for (int b_4 = 0; b_4 < 1; b_4++) {
+#line 240 "examples/flash-attention-fold.ts"
+          tsk_wgmma_m64n64k16_bf16_n_r(&Oacc[b_4 * 32], P[kk_1 * 4], P[kk_1 * 4 + 1], P[kk_1 * 4 + 2], P[kk_1 * 4 + 3], tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 16384u + 8192u + (unsigned int)b_4 * 128u * 64u + 1024u * (unsigned int)kk_1)], (128) * 128));
+        }
+      }
+#line 243 "examples/flash-attention-fold.ts"
+      tsk_wgmma_commit();
+#line 244 "examples/flash-attention-fold.ts"
+      tsk_wgmma_wait<0>();
+      tsk_wgmma_keep<64>(S);
+      tsk_wgmma_keep<32>(Oacc);
+#line 245 "examples/flash-attention-fold.ts"
+      if (lane == 0) {
+#line 246 "examples/flash-attention-fold.ts"
+        tsk_mbarrier_arrive(&empty[s_2]);
+      }
+#line 248 "examples/flash-attention-fold.ts"
+      s_2 = (int)((unsigned int)s_2 + 1u);
+#line 249 "examples/flash-attention-fold.ts"
+      if (s_2 == 4) {
+#line 250 "examples/flash-attention-fold.ts"
+        s_2 = 0;
+#line 251 "examples/flash-attention-fold.ts"
+        phase_1 ^= 1;
+      }
+    }
+#line 255 "examples/flash-attention-fold.ts"
+    const float shuffled_4 = __shfl_xor_sync(0xffffffffu, l0, 1u);
+    l0 += shuffled_4;
+#line 256 "examples/flash-attention-fold.ts"
+    const float shuffled_5 = __shfl_xor_sync(0xffffffffu, l0, 2u);
+    l0 += shuffled_5;
+#line 257 "examples/flash-attention-fold.ts"
+    const float shuffled_6 = __shfl_xor_sync(0xffffffffu, l1, 1u);
+    l1 += shuffled_6;
+#line 258 "examples/flash-attention-fold.ts"
+    const float shuffled_7 = __shfl_xor_sync(0xffffffffu, l1, 2u);
+    l1 += shuffled_7;
+#line 259 "examples/flash-attention-fold.ts"
+    const float inverse0 = 1.0f / l0;
 #line 260 "examples/flash-attention-fold.ts"
+    const float inverse1 = 1.0f / l1;
+#line 262 "examples/flash-attention-fold.ts"
+    if ((tid & 3) == 0 && rows < seq) {
+#line 263 "examples/flash-attention-fold.ts"
+      L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))] = m0 * scale2 + log2f(l0);
+#line 264 "examples/flash-attention-fold.ts"
+      L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))] = m1 * scale2 + log2f(l1);
+    }
+#line 266 "examples/flash-attention-fold.ts"
+#pragma unroll
+    for (int b_5 = 0; b_5 < 1; b_5++) {
+#line 267 "examples/flash-attention-fold.ts"
+#pragma unroll
+      for (int e_4 = 0; e_4 < 32; e_4++) {
+#line 268 "examples/flash-attention-fold.ts"
+        Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] = Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)] * ((e_4 & 2) == 0 ? inverse0 : inverse1); tsk_wgmma_keep<1>(&Oacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_4)]);
+      }
+      {
+#line 270 "examples/flash-attention-fold.ts"
+        const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
+        const int laneGroup = (lane_1 >> 2) & 7;
+        const int lanePlace = lane_1 & 3;
+        const int boxRow = (int)((unsigned int)laneGroup + (unsigned int)(lane_1 >> 5) * 16u);
+        const int boxCol = (int)((unsigned int)lanePlace * 2u);
+        const int boxSize = (int)(64u << 6);
+        const int boxBase = (int)((unsigned int)mine + (unsigned int)b_5 * 4096u + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
+        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)mine + (unsigned int)b_5 * 4096u) >> 6) + (unsigned int)boxRow) & 7) << 3);
+        {
+          const int boxPlace = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
+          Os[boxPlace] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u)]);
+        }
+        {
+          const int boxPlace_1 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
+          Os[boxPlace_1] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 1u)]);
+        }
+        {
+          const int boxPlace_2 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
+          Os[boxPlace_2] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 2u)]);
+        }
+        {
+          const int boxPlace_3 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
+          Os[boxPlace_3] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 3u)]);
+        }
+        {
+          const int boxPlace_4 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
+          Os[boxPlace_4] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 4u)]);
+        }
+        {
+          const int boxPlace_5 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
+          Os[boxPlace_5] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 5u)]);
+        }
+        {
+          const int boxPlace_6 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
+          Os[boxPlace_6] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 6u)]);
+        }
+        {
+          const int boxPlace_7 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
+          Os[boxPlace_7] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 7u)]);
+        }
+        {
+          const int boxPlace_8 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
+          Os[boxPlace_8] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 8u)]);
+        }
+        {
+          const int boxPlace_9 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
+          Os[boxPlace_9] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 9u)]);
+        }
+        {
+          const int boxPlace_10 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
+          Os[boxPlace_10] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 10u)]);
+        }
+        {
+          const int boxPlace_11 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
+          Os[boxPlace_11] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 11u)]);
+        }
+        {
+          const int boxPlace_12 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
+          Os[boxPlace_12] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 12u)]);
+        }
+        {
+          const int boxPlace_13 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
+          Os[boxPlace_13] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 13u)]);
+        }
+        {
+          const int boxPlace_14 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
+          Os[boxPlace_14] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 14u)]);
+        }
+        {
+          const int boxPlace_15 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
+          Os[boxPlace_15] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 15u)]);
+        }
+        {
+          const int boxPlace_16 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
+          Os[boxPlace_16] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 16u)]);
+        }
+        {
+          const int boxPlace_17 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
+          Os[boxPlace_17] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 17u)]);
+        }
+        {
+          const int boxPlace_18 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
+          Os[boxPlace_18] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 18u)]);
+        }
+        {
+          const int boxPlace_19 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
+          Os[boxPlace_19] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 19u)]);
+        }
+        {
+          const int boxPlace_20 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
+          Os[boxPlace_20] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 20u)]);
+        }
+        {
+          const int boxPlace_21 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
+          Os[boxPlace_21] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 21u)]);
+        }
+        {
+          const int boxPlace_22 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
+          Os[boxPlace_22] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 22u)]);
+        }
+        {
+          const int boxPlace_23 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
+          Os[boxPlace_23] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 23u)]);
+        }
+        {
+          const int boxPlace_24 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
+          Os[boxPlace_24] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 24u)]);
+        }
+        {
+          const int boxPlace_25 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
+          Os[boxPlace_25] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 25u)]);
+        }
+        {
+          const int boxPlace_26 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
+          Os[boxPlace_26] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 26u)]);
+        }
+        {
+          const int boxPlace_27 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
+          Os[boxPlace_27] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 27u)]);
+        }
+        {
+          const int boxPlace_28 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
+          Os[boxPlace_28] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 28u)]);
+        }
+        {
+          const int boxPlace_29 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
+          Os[boxPlace_29] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 29u)]);
+        }
+        {
+          const int boxPlace_30 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
+          Os[boxPlace_30] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 30u)]);
+        }
+        {
+          const int boxPlace_31 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
+          Os[boxPlace_31] = tsk_f32_to_bf16(Oacc[(int)((unsigned int)b_5 * 32u + 31u)]);
+        }
+      }
+    }
+#line 273 "examples/flash-attention-fold.ts"
+    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c_1]);
+#line 274 "examples/flash-attention-fold.ts"
+    tsk_mbarrier_wait(&ready[c_1], 0);
+#line 275 "examples/flash-attention-fold.ts"
+    if ((tid & 127) == 0 && rows < seq) {
+#line 276 "examples/flash-attention-fold.ts"
+#pragma unroll
+      for (int b_6 = 0; b_6 < 1; b_6++) {
+#line 277 "examples/flash-attention-fold.ts"
+        tsk_store_tile(mapO, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)rows), &Os[(int)((unsigned int)mine + (unsigned int)b_6 * 4096u)]);
+      }
+#line 279 "examples/flash-attention-fold.ts"
       tsk_wait_tile_stores<0>();
     }
   }

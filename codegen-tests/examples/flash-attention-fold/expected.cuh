@@ -12,24 +12,35 @@ static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(_
 static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
 #endif
 
-extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
 
-// Launches flashAttentionFold_D_128_STAGES_2 with its fixed block 384×1×1; returns the launch error, if any.
-static inline cudaError_t launch_flashAttentionFold_D_128_STAGES_2(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* L, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapO, int seq, float scale, int causal) {
+// Launches flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384 with its fixed block 384×1×1; returns the launch error, if any.
+static inline cudaError_t launch_flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* L, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapO, int seq, float scale, int causal) {
   // 197688 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionFold_D_128_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 197688);
+  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384, cudaFuncAttributeMaxDynamicSharedMemorySize, 197688);
   if (raised != cudaSuccess) return raised;
-  flashAttentionFold_D_128_STAGES_2<<<grid, dim3(384, 1, 1), 197688, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<tsk_bf16*>(O), L, mapQ, mapK, mapV, mapO, seq, scale, causal);
+  flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384<<<grid, dim3(384, 1, 1), 197688, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<tsk_bf16*>(O), L, mapQ, mapK, mapV, mapO, seq, scale, causal);
   return cudaGetLastError();
 }
 
-extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_64_STAGES_4(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
+extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
 
-// Launches flashAttentionFold_D_64_STAGES_4 with its fixed block 384×1×1; returns the launch error, if any.
-static inline cudaError_t launch_flashAttentionFold_D_64_STAGES_4(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* L, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapO, int seq, float scale, int causal) {
+// Launches flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384 with its fixed block 384×1×1; returns the launch error, if any.
+static inline cudaError_t launch_flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* L, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapO, int seq, float scale, int causal) {
   // 164952 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionFold_D_64_STAGES_4, cudaFuncAttributeMaxDynamicSharedMemorySize, 164952);
+  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384, cudaFuncAttributeMaxDynamicSharedMemorySize, 164952);
   if (raised != cudaSuccess) return raised;
-  flashAttentionFold_D_64_STAGES_4<<<grid, dim3(384, 1, 1), 164952, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<tsk_bf16*>(O), L, mapQ, mapK, mapV, mapO, seq, scale, causal);
+  flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384<<<grid, dim3(384, 1, 1), 164952, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<tsk_bf16*>(O), L, mapQ, mapK, mapV, mapO, seq, scale, causal);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(512, 1) flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, tsk_bf16* O, float* L, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapO, int seq, float scale, int causal);
+
+// Launches flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512 with its fixed block 512×1×1; returns the launch error, if any.
+static inline cudaError_t launch_flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O, float* L, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapO, int seq, float scale, int causal) {
+  // 181344 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512, cudaFuncAttributeMaxDynamicSharedMemorySize, 181344);
+  if (raised != cudaSuccess) return raised;
+  flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512<<<grid, dim3(512, 1, 1), 181344, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<tsk_bf16*>(O), L, mapQ, mapK, mapV, mapO, seq, scale, causal);
   return cudaGetLastError();
 }

@@ -433,18 +433,18 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0)
   }
 }
 
-// Kernel flashAttentionFold specialized for D = 128, STAGES = 2: runs one block.
-let flashAttentionFold_D_128_STAGES_2_arrays;
-export function flashAttentionFold_D_128_STAGES_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+// Kernel flashAttentionFold specialized for D = 128, STAGES = 2, CONSUMERS = 2, THREADS = 384: runs one block.
+let flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384_arrays;
+export function flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [Q, K, V, O, L, mapQ, mapK, mapV, mapO, seq, scale, causal] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (flashAttentionFold_D_128_STAGES_2_arrays === undefined || flashAttentionFold_D_128_STAGES_2_arrays.threads !== threads) {
-    flashAttentionFold_D_128_STAGES_2_arrays = { threads, Qs: new Uint16Array(16384), KVs: new Uint16Array(65536), Os: new Uint16Array(16384), qFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), S: new Float32Array(threads * 64), Oacc: new Float32Array(threads * 64), P: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), m0_slots: new Float32Array(threads), m1_slots: new Float32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads), x0_slots: new Float32Array(threads), x1_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots_2: new Float32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_3: new Float32Array(threads), lane_slots_4: new Uint32Array(threads), shuffled_slots_4: new Float32Array(threads), lane_slots_5: new Uint32Array(threads), shuffled_slots_5: new Float32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_6: new Float32Array(threads), lane_slots_7: new Uint32Array(threads), shuffled_slots_7: new Float32Array(threads) };
+  if (flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384_arrays === undefined || flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384_arrays.threads !== threads) {
+    flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384_arrays = { threads, Qs: new Uint16Array(16384), KVs: new Uint16Array(65536), Os: new Uint16Array(16384), qFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), S: new Float32Array(threads * 64), Oacc: new Float32Array(threads * 64), P: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), m0_slots: new Float32Array(threads), m1_slots: new Float32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads), x0_slots: new Float32Array(threads), x1_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots_2: new Float32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_3: new Float32Array(threads), lane_slots_4: new Uint32Array(threads), shuffled_slots_4: new Float32Array(threads), lane_slots_5: new Uint32Array(threads), shuffled_slots_5: new Float32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_6: new Float32Array(threads), lane_slots_7: new Uint32Array(threads), shuffled_slots_7: new Float32Array(threads) };
   }
-  const { Qs, KVs, Os, qFull, full, empty, ready, S, Oacc, P, s_slots, phase_slots, m0_slots, m1_slots, l0_slots, l1_slots, s_slots_1, phase_slots_1, x0_slots, x1_slots, lane_slots, shuffled_slots, lane_slots_1, shuffled_slots_1, lane_slots_2, shuffled_slots_2, lane_slots_3, shuffled_slots_3, lane_slots_4, shuffled_slots_4, lane_slots_5, shuffled_slots_5, lane_slots_6, shuffled_slots_6, lane_slots_7, shuffled_slots_7 } = flashAttentionFold_D_128_STAGES_2_arrays;
+  const { Qs, KVs, Os, qFull, full, empty, ready, S, Oacc, P, s_slots, phase_slots, m0_slots, m1_slots, l0_slots, l1_slots, s_slots_1, phase_slots_1, x0_slots, x1_slots, lane_slots, shuffled_slots, lane_slots_1, shuffled_slots_1, lane_slots_2, shuffled_slots_2, lane_slots_3, shuffled_slots_3, lane_slots_4, shuffled_slots_4, lane_slots_5, shuffled_slots_5, lane_slots_6, shuffled_slots_6, lane_slots_7, shuffled_slots_7 } = flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384_arrays;
   Qs.fill(0); KVs.fill(0); Os.fill(0); qFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); S.fill(0); Oacc.fill(0); P.fill(0);
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
@@ -452,7 +452,7 @@ export function flashAttentionFold_D_128_STAGES_2(args, blockIdx, blockDim, grid
     const scale2 = fround(scale * 1.4426950216293335);
     const q0 = imul(bx, 128);
     const head = imul(by, seq);
-    const tiles = (causal !== 0) ? ((((q0 + 128) | 0) / 128) | 0) : ((seq / 128) | 0);
+    const tiles = (causal !== 0) ? Math.min(((((((((q0 + 128) | 0) + 128) | 0) - 1) | 0) / 128) | 0), ((seq / 128) | 0)) : ((seq / 128) | 0);
     threads0: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       const tx = t;
       const tid = tx;
@@ -473,6 +473,8 @@ export function flashAttentionFold_D_128_STAGES_2(args, blockIdx, blockDim, grid
         let s = s_slots[t];
         let phase = phase_slots[t];
         const tid = tx;
+        {
+        }
         if (tid === 0) {
           mbarrierArriveExpect(qFull, 1, 0, 32768);
           tileCopy(Qs, "Qs", 16384, 0, Q, mapQ, 0, (head + q0) | 0, qFull, 1, 0);
@@ -524,6 +526,8 @@ export function flashAttentionFold_D_128_STAGES_2(args, blockIdx, blockDim, grid
         let s_1 = s_slots_1[t];
         let phase_1 = phase_slots_1[t];
         const tid = tx;
+        {
+        }
         const lane_8 = tid & 31;
         for (let b = 0; b < 2; b = (b + 1) | 0) {
           Oacc[t * 64 + imul(b, 32)] = 0;
@@ -661,7 +665,7 @@ export function flashAttentionFold_D_128_STAGES_2(args, blockIdx, blockDim, grid
             let lane = lane_slots[t];
             x0 = -3.4028232635611926e+38;
             x1 = -3.4028232635611926e+38;
-            if ((causal !== 0) && (j_1 === ((tiles - 1) | 0))) {
+            if ((causal !== 0) && (((((imul(j_1, 128) + 128) | 0) - 1) | 0) > rows)) {
               for (let e = 0; e < 64; e = (e + 1) | 0) {
                 let v = S[t * 64 + ((0 + e) | 0)];
                 if (((imul(j_1, 128) + ((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0)) {
@@ -846,7 +850,7 @@ export function flashAttentionFold_D_128_STAGES_2(args, blockIdx, blockDim, grid
         l1 = fround(l1 + shuffled_7);
         const inverse0 = fround(1 / l0);
         const inverse1 = fround(1 / l1);
-        if ((tid & 3) === 0) {
+        if (((tid & 3) === 0) && (rows < seq)) {
           L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 0) | 0)) | 0)] = fround(fround(m0 * scale2) + fround(Math.log2(l0)));
           L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 8) | 0)) | 0)] = fround(fround(m1 * scale2) + fround(Math.log2(l1)));
         }
@@ -1000,7 +1004,7 @@ export function flashAttentionFold_D_128_STAGES_2(args, blockIdx, blockDim, grid
       threads16: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         const tid = tx;
-        if ((tid & 127) === 0) {
+        if (((tid & 127) === 0) && (rows < seq)) {
           tileStore(O, mapO, 0, (head + rows) | 0, Os, "Os", 16384, (mine + 0) | 0);
           tileStore(O, mapO, 64, (head + rows) | 0, Os, "Os", 16384, (mine + 4096) | 0);
         }
@@ -1009,21 +1013,21 @@ export function flashAttentionFold_D_128_STAGES_2(args, blockIdx, blockDim, grid
   }
   const warpgroupList = [];
   for (let warpgroupIndex = 0; warpgroupIndex < threads / 128; warpgroupIndex++) warpgroupList.push(warpgroupBody(warpgroupIndex));
-  runWarpgroups(warpgroupList, undefined, "flashAttentionFold_D_128_STAGES_2");
+  runWarpgroups(warpgroupList, undefined, "flashAttentionFold_D_128_STAGES_2_CONSUMERS_2_THREADS_384");
 }
 
-// Kernel flashAttentionFold specialized for D = 64, STAGES = 4: runs one block.
-let flashAttentionFold_D_64_STAGES_4_arrays;
-export function flashAttentionFold_D_64_STAGES_4(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+// Kernel flashAttentionFold specialized for D = 64, STAGES = 4, CONSUMERS = 2, THREADS = 384: runs one block.
+let flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384_arrays;
+export function flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   const sg = subgroupSize ?? 32;
   const [Q, K, V, O, L, mapQ, mapK, mapV, mapO, seq, scale, causal] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (flashAttentionFold_D_64_STAGES_4_arrays === undefined || flashAttentionFold_D_64_STAGES_4_arrays.threads !== threads) {
-    flashAttentionFold_D_64_STAGES_4_arrays = { threads, Qs: new Uint16Array(8192), KVs: new Uint16Array(65536), Os: new Uint16Array(8192), qFull: new Int32Array(5), full: new Int32Array(20), empty: new Int32Array(20), ready: new Int32Array(10), S: new Float32Array(threads * 64), Oacc: new Float32Array(threads * 32), P: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), m0_slots: new Float32Array(threads), m1_slots: new Float32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads), x0_slots: new Float32Array(threads), x1_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots_2: new Float32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_3: new Float32Array(threads), lane_slots_4: new Uint32Array(threads), shuffled_slots_4: new Float32Array(threads), lane_slots_5: new Uint32Array(threads), shuffled_slots_5: new Float32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_6: new Float32Array(threads), lane_slots_7: new Uint32Array(threads), shuffled_slots_7: new Float32Array(threads) };
+  if (flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384_arrays === undefined || flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384_arrays.threads !== threads) {
+    flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384_arrays = { threads, Qs: new Uint16Array(8192), KVs: new Uint16Array(65536), Os: new Uint16Array(8192), qFull: new Int32Array(5), full: new Int32Array(20), empty: new Int32Array(20), ready: new Int32Array(10), S: new Float32Array(threads * 64), Oacc: new Float32Array(threads * 32), P: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), m0_slots: new Float32Array(threads), m1_slots: new Float32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads), x0_slots: new Float32Array(threads), x1_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots_2: new Float32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_3: new Float32Array(threads), lane_slots_4: new Uint32Array(threads), shuffled_slots_4: new Float32Array(threads), lane_slots_5: new Uint32Array(threads), shuffled_slots_5: new Float32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_6: new Float32Array(threads), lane_slots_7: new Uint32Array(threads), shuffled_slots_7: new Float32Array(threads) };
   }
-  const { Qs, KVs, Os, qFull, full, empty, ready, S, Oacc, P, s_slots, phase_slots, m0_slots, m1_slots, l0_slots, l1_slots, s_slots_1, phase_slots_1, x0_slots, x1_slots, lane_slots, shuffled_slots, lane_slots_1, shuffled_slots_1, lane_slots_2, shuffled_slots_2, lane_slots_3, shuffled_slots_3, lane_slots_4, shuffled_slots_4, lane_slots_5, shuffled_slots_5, lane_slots_6, shuffled_slots_6, lane_slots_7, shuffled_slots_7 } = flashAttentionFold_D_64_STAGES_4_arrays;
+  const { Qs, KVs, Os, qFull, full, empty, ready, S, Oacc, P, s_slots, phase_slots, m0_slots, m1_slots, l0_slots, l1_slots, s_slots_1, phase_slots_1, x0_slots, x1_slots, lane_slots, shuffled_slots, lane_slots_1, shuffled_slots_1, lane_slots_2, shuffled_slots_2, lane_slots_3, shuffled_slots_3, lane_slots_4, shuffled_slots_4, lane_slots_5, shuffled_slots_5, lane_slots_6, shuffled_slots_6, lane_slots_7, shuffled_slots_7 } = flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384_arrays;
   Qs.fill(0); KVs.fill(0); Os.fill(0); qFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); S.fill(0); Oacc.fill(0); P.fill(0);
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
@@ -1031,7 +1035,7 @@ export function flashAttentionFold_D_64_STAGES_4(args, blockIdx, blockDim, gridD
     const scale2 = fround(scale * 1.4426950216293335);
     const q0 = imul(bx, 128);
     const head = imul(by, seq);
-    const tiles = (causal !== 0) ? ((((q0 + 128) | 0) / 128) | 0) : ((seq / 128) | 0);
+    const tiles = (causal !== 0) ? Math.min(((((((((q0 + 128) | 0) + 128) | 0) - 1) | 0) / 128) | 0), ((seq / 128) | 0)) : ((seq / 128) | 0);
     threads0: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       const tx = t;
       const tid = tx;
@@ -1052,6 +1056,8 @@ export function flashAttentionFold_D_64_STAGES_4(args, blockIdx, blockDim, gridD
         let s = s_slots[t];
         let phase = phase_slots[t];
         const tid = tx;
+        {
+        }
         if (tid === 0) {
           mbarrierArriveExpect(qFull, 1, 0, 16384);
           tileCopy(Qs, "Qs", 8192, 0, Q, mapQ, 0, (head + q0) | 0, qFull, 1, 0);
@@ -1100,6 +1106,8 @@ export function flashAttentionFold_D_64_STAGES_4(args, blockIdx, blockDim, gridD
         let s_1 = s_slots_1[t];
         let phase_1 = phase_slots_1[t];
         const tid = tx;
+        {
+        }
         const lane_8 = tid & 31;
         for (let b = 0; b < 1; b = (b + 1) | 0) {
           Oacc[t * 32 + imul(b, 32)] = 0;
@@ -1237,7 +1245,7 @@ export function flashAttentionFold_D_64_STAGES_4(args, blockIdx, blockDim, gridD
             let lane = lane_slots[t];
             x0 = -3.4028232635611926e+38;
             x1 = -3.4028232635611926e+38;
-            if ((causal !== 0) && (j_1 === ((tiles - 1) | 0))) {
+            if ((causal !== 0) && (((((imul(j_1, 128) + 128) | 0) - 1) | 0) > rows)) {
               for (let e = 0; e < 64; e = (e + 1) | 0) {
                 let v = S[t * 64 + ((0 + e) | 0)];
                 if (((imul(j_1, 128) + ((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0)) {
@@ -1422,7 +1430,7 @@ export function flashAttentionFold_D_64_STAGES_4(args, blockIdx, blockDim, gridD
         l1 = fround(l1 + shuffled_7);
         const inverse0 = fround(1 / l0);
         const inverse1 = fround(1 / l1);
-        if ((tid & 3) === 0) {
+        if (((tid & 3) === 0) && (rows < seq)) {
           L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 0) | 0)) | 0)] = fround(fround(m0 * scale2) + fround(Math.log2(l0)));
           L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 8) | 0)) | 0)] = fround(fround(m1 * scale2) + fround(Math.log2(l1)));
         }
@@ -1576,7 +1584,7 @@ export function flashAttentionFold_D_64_STAGES_4(args, blockIdx, blockDim, gridD
       threads16: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         const tid = tx;
-        if ((tid & 127) === 0) {
+        if (((tid & 127) === 0) && (rows < seq)) {
           tileStore(O, mapO, 0, (head + rows) | 0, Os, "Os", 8192, (mine + 0) | 0);
         }
       }
@@ -1584,5 +1592,585 @@ export function flashAttentionFold_D_64_STAGES_4(args, blockIdx, blockDim, gridD
   }
   const warpgroupList = [];
   for (let warpgroupIndex = 0; warpgroupIndex < threads / 128; warpgroupIndex++) warpgroupList.push(warpgroupBody(warpgroupIndex));
-  runWarpgroups(warpgroupList, undefined, "flashAttentionFold_D_64_STAGES_4");
+  runWarpgroups(warpgroupList, undefined, "flashAttentionFold_D_64_STAGES_4_CONSUMERS_2_THREADS_384");
+}
+
+// Kernel flashAttentionFold specialized for D = 64, STAGES = 4, CONSUMERS = 3, THREADS = 512: runs one block.
+let flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512_arrays;
+export function flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+  const sg = subgroupSize ?? 32;
+  const [Q, K, V, O, L, mapQ, mapK, mapV, mapO, seq, scale, causal] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 512, ny = 1, nz = 1, threads = 512;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512_arrays === undefined || flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512_arrays.threads !== threads) {
+    flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512_arrays = { threads, Qs: new Uint16Array(12288), KVs: new Uint16Array(65536), Os: new Uint16Array(12288), qFull: new Int32Array(5), full: new Int32Array(20), empty: new Int32Array(20), ready: new Int32Array(15), S: new Float32Array(threads * 64), Oacc: new Float32Array(threads * 32), P: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), m0_slots: new Float32Array(threads), m1_slots: new Float32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads), x0_slots: new Float32Array(threads), x1_slots: new Float32Array(threads), lane_slots: new Uint32Array(threads), shuffled_slots: new Float32Array(threads), lane_slots_1: new Uint32Array(threads), shuffled_slots_1: new Float32Array(threads), lane_slots_2: new Uint32Array(threads), shuffled_slots_2: new Float32Array(threads), lane_slots_3: new Uint32Array(threads), shuffled_slots_3: new Float32Array(threads), lane_slots_4: new Uint32Array(threads), shuffled_slots_4: new Float32Array(threads), lane_slots_5: new Uint32Array(threads), shuffled_slots_5: new Float32Array(threads), lane_slots_6: new Uint32Array(threads), shuffled_slots_6: new Float32Array(threads), lane_slots_7: new Uint32Array(threads), shuffled_slots_7: new Float32Array(threads) };
+  }
+  const { Qs, KVs, Os, qFull, full, empty, ready, S, Oacc, P, s_slots, phase_slots, m0_slots, m1_slots, l0_slots, l1_slots, s_slots_1, phase_slots_1, x0_slots, x1_slots, lane_slots, shuffled_slots, lane_slots_1, shuffled_slots_1, lane_slots_2, shuffled_slots_2, lane_slots_3, shuffled_slots_3, lane_slots_4, shuffled_slots_4, lane_slots_5, shuffled_slots_5, lane_slots_6, shuffled_slots_6, lane_slots_7, shuffled_slots_7 } = flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512_arrays;
+  Qs.fill(0); KVs.fill(0); Os.fill(0); qFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); S.fill(0); Oacc.fill(0); P.fill(0);
+  if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
+  function* warpgroupBody(warpgroupIndex) {
+    const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
+    const scale2 = fround(scale * 1.4426950216293335);
+    const q0 = imul(bx, 192);
+    const head = imul(by, seq);
+    const tiles = (causal !== 0) ? Math.min(((((((((q0 + 192) | 0) + 128) | 0) - 1) | 0) / 128) | 0), ((seq / 128) | 0)) : ((seq / 128) | 0);
+    threads0: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+      const tx = t;
+      const tid = tx;
+      if (tid === 0) {
+        mbarrierInit(qFull, 1, 0, 1);
+        for (let s_2 = 0; s_2 < 4; s_2 = (s_2 + 1) | 0) {
+          mbarrierInit(full, 4, s_2, 1);
+          mbarrierInit(empty, 4, s_2, 12);
+        }
+        for (let c = 0; c < 3; c = (c + 1) | 0) {
+          mbarrierInit(ready, 3, c, 128);
+        }
+      }
+    }
+    yield 0;
+    if (warpgroupIndex === 0) {
+      threads1: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        const tx = t;
+        let s = s_slots[t];
+        let phase = phase_slots[t];
+        const tid = tx;
+        {
+        }
+        if (tid === 0) {
+          mbarrierArriveExpect(qFull, 1, 0, 24576);
+          tileCopy(Qs, "Qs", 12288, 0, Q, mapQ, 0, (head + q0) | 0, qFull, 1, 0);
+        }
+        s = 0;
+        phase = 0;
+        s_slots[t] = s;
+        phase_slots[t] = phase;
+      }
+      let j = 0;
+      loop0: for (;;) {
+        if (!(j < tiles)) break;
+        body0: {
+          while (!mbarrierDone(empty, 4, s_slots[warpgroupFirst], phase_slots[warpgroupFirst] ^ 1)) yield "waitBarrier(empty, …)";
+          threads2: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            const tx = t;
+            let s = s_slots[t];
+            let phase = phase_slots[t];
+            const tid = tx;
+            if (tid === 0) {
+              mbarrierArriveExpect(full, 4, s, 32768);
+              tileCopy(KVs, "KVs", 65536, (imul(s, 16384) + 0) | 0, K, mapK, 0, (head + imul(j, 128)) | 0, full, 4, s);
+              tileCopy(KVs, "KVs", 65536, (((imul(s, 16384) + 8192) | 0) + 0) | 0, V, mapV, 0, (head + imul(j, 128)) | 0, full, 4, s);
+            }
+            s = (s + 1) | 0;
+            if (s === 4) {
+              s = 0;
+              phase = phase ^ 1;
+            }
+            s_slots[t] = s;
+            phase_slots[t] = phase;
+          }
+        }
+        j = (j + 1) | 0;
+      }
+    } else {
+      const c_1 = (warpgroupIndex - 1) | 0;
+      const mine = imul(imul(c_1, 64), 64);
+      const rows = (q0 + imul(64, c_1)) | 0;
+      threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        const tx = t;
+        let m0 = m0_slots[t];
+        let m1 = m1_slots[t];
+        let l0 = l0_slots[t];
+        let l1 = l1_slots[t];
+        let s_1 = s_slots_1[t];
+        let phase_1 = phase_slots_1[t];
+        const tid = tx;
+        {
+        }
+        const lane_8 = tid & 31;
+        for (let b = 0; b < 1; b = (b + 1) | 0) {
+          Oacc[t * 32 + imul(b, 32)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 1) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 2) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 3) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 4) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 5) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 6) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 7) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 8) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 9) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 10) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 11) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 12) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 13) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 14) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 15) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 16) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 17) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 18) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 19) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 20) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 21) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 22) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 23) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 24) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 25) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 26) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 27) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 28) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 29) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 30) | 0)] = 0;
+          Oacc[t * 32 + ((imul(b, 32) + 31) | 0)] = 0;
+        }
+        m0 = -3.4028232635611926e+38;
+        m1 = -3.4028232635611926e+38;
+        l0 = 0;
+        l1 = 0;
+        s_1 = 0;
+        phase_1 = 0;
+        m0_slots[t] = m0;
+        m1_slots[t] = m1;
+        l0_slots[t] = l0;
+        l1_slots[t] = l1;
+        s_slots_1[t] = s_1;
+        phase_slots_1[t] = phase_1;
+      }
+      while (!mbarrierDone(qFull, 1, 0, 0)) yield "waitBarrier(qFull, …)";
+      let j_1 = 0;
+      loop1: for (;;) {
+        if (!(j_1 < tiles)) break;
+        body1: {
+          while (!mbarrierDone(full, 4, s_slots_1[warpgroupFirst], phase_slots_1[warpgroupFirst])) yield "waitBarrier(full, …)";
+          threads4: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            S[t * 64 + 0] = 0;
+            S[t * 64 + 1] = 0;
+            S[t * 64 + 2] = 0;
+            S[t * 64 + 3] = 0;
+            S[t * 64 + 4] = 0;
+            S[t * 64 + 5] = 0;
+            S[t * 64 + 6] = 0;
+            S[t * 64 + 7] = 0;
+            S[t * 64 + 8] = 0;
+            S[t * 64 + 9] = 0;
+            S[t * 64 + 10] = 0;
+            S[t * 64 + 11] = 0;
+            S[t * 64 + 12] = 0;
+            S[t * 64 + 13] = 0;
+            S[t * 64 + 14] = 0;
+            S[t * 64 + 15] = 0;
+            S[t * 64 + 16] = 0;
+            S[t * 64 + 17] = 0;
+            S[t * 64 + 18] = 0;
+            S[t * 64 + 19] = 0;
+            S[t * 64 + 20] = 0;
+            S[t * 64 + 21] = 0;
+            S[t * 64 + 22] = 0;
+            S[t * 64 + 23] = 0;
+            S[t * 64 + 24] = 0;
+            S[t * 64 + 25] = 0;
+            S[t * 64 + 26] = 0;
+            S[t * 64 + 27] = 0;
+            S[t * 64 + 28] = 0;
+            S[t * 64 + 29] = 0;
+            S[t * 64 + 30] = 0;
+            S[t * 64 + 31] = 0;
+            S[t * 64 + 32] = 0;
+            S[t * 64 + 33] = 0;
+            S[t * 64 + 34] = 0;
+            S[t * 64 + 35] = 0;
+            S[t * 64 + 36] = 0;
+            S[t * 64 + 37] = 0;
+            S[t * 64 + 38] = 0;
+            S[t * 64 + 39] = 0;
+            S[t * 64 + 40] = 0;
+            S[t * 64 + 41] = 0;
+            S[t * 64 + 42] = 0;
+            S[t * 64 + 43] = 0;
+            S[t * 64 + 44] = 0;
+            S[t * 64 + 45] = 0;
+            S[t * 64 + 46] = 0;
+            S[t * 64 + 47] = 0;
+            S[t * 64 + 48] = 0;
+            S[t * 64 + 49] = 0;
+            S[t * 64 + 50] = 0;
+            S[t * 64 + 51] = 0;
+            S[t * 64 + 52] = 0;
+            S[t * 64 + 53] = 0;
+            S[t * 64 + 54] = 0;
+            S[t * 64 + 55] = 0;
+            S[t * 64 + 56] = 0;
+            S[t * 64 + 57] = 0;
+            S[t * 64 + 58] = 0;
+            S[t * 64 + 59] = 0;
+            S[t * 64 + 60] = 0;
+            S[t * 64 + 61] = 0;
+            S[t * 64 + 62] = 0;
+            S[t * 64 + 63] = 0;
+          }
+          let kk = 0;
+          loop2: for (;;) {
+            if (!(kk < 4)) break;
+            body2: {
+              wgmmaM64k16(128, S, 64, 0, Qs, (((imul(imul((kk >> 2), 192), 64) + imul(imul(c_1, 64), 64)) | 0) + imul(16, (kk & 3))) | 0, KVs, (((imul(s_slots_1[warpgroupFirst], 16384) + imul(imul((kk >> 2), 128), 64)) | 0) + imul(16, (kk & 3))) | 0, 0, 0, 0, warpgroupEnd, warpgroupFirst);
+            }
+            kk = (kk + 1) | 0;
+          }
+          threads5: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
+            const tz = (t / (nx * ny)) | 0;
+            let x0 = x0_slots[t];
+            let x1 = x1_slots[t];
+            let lane = lane_slots[t];
+            x0 = -3.4028232635611926e+38;
+            x1 = -3.4028232635611926e+38;
+            if ((causal !== 0) && (((((imul(j_1, 128) + 128) | 0) - 1) | 0) > rows)) {
+              for (let e = 0; e < 64; e = (e + 1) | 0) {
+                let v = S[t * 64 + ((0 + e) | 0)];
+                if (((imul(j_1, 128) + ((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0)) {
+                  v = -3.4028232635611926e+38;
+                }
+                S[t * 64 + ((0 + e) | 0)] = v;
+                if ((e & 2) === 0) {
+                  x0 = Math.max(x0, v);
+                } else {
+                  x1 = Math.max(x1, v);
+                }
+              }
+            } else {
+              for (let e_1 = 0; e_1 < 64; e_1 = (e_1 + 1) | 0) {
+                if ((e_1 & 2) === 0) {
+                  x0 = Math.max(x0, S[t * 64 + ((0 + e_1) | 0)]);
+                } else {
+                  x1 = Math.max(x1, S[t * 64 + ((0 + e_1) | 0)]);
+                }
+              }
+            }
+            lane = 1;
+            x0_slots[t] = x0;
+            x1_slots[t] = x1;
+            lane_slots[t] = lane;
+          }
+          subgroup("shuffleXor", "f32", x0_slots, lane_slots, shuffled_slots, warpgroupEnd, sg, undefined, undefined, undefined, warpgroupFirst);
+          threads6: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            let x0 = x0_slots[t];
+            let shuffled = shuffled_slots[t];
+            let lane_1 = lane_slots_1[t];
+            x0 = Math.max(x0, shuffled);
+            lane_1 = 2;
+            x0_slots[t] = x0;
+            lane_slots_1[t] = lane_1;
+          }
+          subgroup("shuffleXor", "f32", x0_slots, lane_slots_1, shuffled_slots_1, warpgroupEnd, sg, undefined, undefined, undefined, warpgroupFirst);
+          threads7: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            let x0 = x0_slots[t];
+            let shuffled_1 = shuffled_slots_1[t];
+            let lane_2 = lane_slots_2[t];
+            x0 = Math.max(x0, shuffled_1);
+            lane_2 = 1;
+            x0_slots[t] = x0;
+            lane_slots_2[t] = lane_2;
+          }
+          subgroup("shuffleXor", "f32", x1_slots, lane_slots_2, shuffled_slots_2, warpgroupEnd, sg, undefined, undefined, undefined, warpgroupFirst);
+          threads8: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            let x1 = x1_slots[t];
+            let shuffled_2 = shuffled_slots_2[t];
+            let lane_3 = lane_slots_3[t];
+            x1 = Math.max(x1, shuffled_2);
+            lane_3 = 2;
+            x1_slots[t] = x1;
+            lane_slots_3[t] = lane_3;
+          }
+          subgroup("shuffleXor", "f32", x1_slots, lane_slots_3, shuffled_slots_3, warpgroupEnd, sg, undefined, undefined, undefined, warpgroupFirst);
+          threads9: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            let x1 = x1_slots[t];
+            let shuffled_3 = shuffled_slots_3[t];
+            let m0 = m0_slots[t];
+            let x0 = x0_slots[t];
+            let m1 = m1_slots[t];
+            let l0 = l0_slots[t];
+            let l1 = l1_slots[t];
+            x1 = Math.max(x1, shuffled_3);
+            const n0 = Math.max(m0, x0);
+            const n1 = Math.max(m1, x1);
+            const ns0 = fround(n0 * scale2);
+            const ns1 = fround(n1 * scale2);
+            const r0 = fround(Math.pow(2, fround(fround(m0 * scale2) - ns0)));
+            const r1 = fround(Math.pow(2, fround(fround(m1 * scale2) - ns1)));
+            let p0 = 0;
+            let p1 = 0;
+            for (let e_2 = 0; e_2 < 64; e_2 = (e_2 + 1) | 0) {
+              if ((e_2 & 2) === 0) {
+                const p = fround(Math.pow(2, fround(S[t * 64 + ((0 + e_2) | 0)] * scale2 + (-ns0))));
+                P[t * 64 + ((imul((e_2 >> 3), 8) + (e_2 & 7)) | 0)] = fround(bf16Round(p));
+                p0 = fround(p0 + p);
+              } else {
+                const p_1 = fround(Math.pow(2, fround(S[t * 64 + ((0 + e_2) | 0)] * scale2 + (-ns1))));
+                P[t * 64 + ((imul((e_2 >> 3), 8) + (e_2 & 7)) | 0)] = fround(bf16Round(p_1));
+                p1 = fround(p1 + p_1);
+              }
+            }
+            l0 = fround(fround(l0 * r0) + p0);
+            l1 = fround(fround(l1 * r1) + p1);
+            m0 = n0;
+            m1 = n1;
+            for (let b_1 = 0; b_1 < 1; b_1 = (b_1 + 1) | 0) {
+              for (let e_3 = 0; e_3 < 32; e_3 = (e_3 + 1) | 0) {
+                Oacc[t * 32 + ((imul(b_1, 32) + e_3) | 0)] = fround(Oacc[t * 32 + ((imul(b_1, 32) + e_3) | 0)] * (((e_3 & 2) === 0) ? r0 : r1));
+              }
+            }
+            x1_slots[t] = x1;
+            m0_slots[t] = m0;
+            m1_slots[t] = m1;
+            l0_slots[t] = l0;
+            l1_slots[t] = l1;
+          }
+          let kk_1 = 0;
+          loop3: for (;;) {
+            if (!(kk_1 < 8)) break;
+            body3: {
+              let b_2 = 0;
+              loop4: for (;;) {
+                if (!(b_2 < 1)) break;
+                body4: {
+                  wgmmaM64k16r(64, Oacc, 32, b_2, P, 64, kk_1, KVs, (((((imul(s_slots_1[warpgroupFirst], 16384) + 8192) | 0) + imul(imul(b_2, 128), 64)) | 0) + imul(1024, kk_1)) | 0, 1, 128, 0, warpgroupEnd, warpgroupFirst);
+                }
+                b_2 = (b_2 + 1) | 0;
+              }
+            }
+            kk_1 = (kk_1 + 1) | 0;
+          }
+          threads10: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            const tx = t;
+            let s_1 = s_slots_1[t];
+            let phase_1 = phase_slots_1[t];
+            const tid = tx;
+            const lane_8 = tid & 31;
+            if (lane_8 === 0) {
+              mbarrierArrive(empty, 4, s_1, false);
+            }
+            s_1 = (s_1 + 1) | 0;
+            if (s_1 === 4) {
+              s_1 = 0;
+              phase_1 = phase_1 ^ 1;
+            }
+            s_slots_1[t] = s_1;
+            phase_slots_1[t] = phase_1;
+          }
+        }
+        j_1 = (j_1 + 1) | 0;
+      }
+      threads11: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        let lane_4 = lane_slots_4[t];
+        lane_4 = 1;
+        lane_slots_4[t] = lane_4;
+      }
+      subgroup("shuffleXor", "f32", l0_slots, lane_slots_4, shuffled_slots_4, warpgroupEnd, sg, undefined, undefined, undefined, warpgroupFirst);
+      threads12: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        let l0 = l0_slots[t];
+        let shuffled_4 = shuffled_slots_4[t];
+        let lane_5 = lane_slots_5[t];
+        l0 = fround(l0 + shuffled_4);
+        lane_5 = 2;
+        l0_slots[t] = l0;
+        lane_slots_5[t] = lane_5;
+      }
+      subgroup("shuffleXor", "f32", l0_slots, lane_slots_5, shuffled_slots_5, warpgroupEnd, sg, undefined, undefined, undefined, warpgroupFirst);
+      threads13: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        let l0 = l0_slots[t];
+        let shuffled_5 = shuffled_slots_5[t];
+        let lane_6 = lane_slots_6[t];
+        l0 = fround(l0 + shuffled_5);
+        lane_6 = 1;
+        l0_slots[t] = l0;
+        lane_slots_6[t] = lane_6;
+      }
+      subgroup("shuffleXor", "f32", l1_slots, lane_slots_6, shuffled_slots_6, warpgroupEnd, sg, undefined, undefined, undefined, warpgroupFirst);
+      threads14: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        let l1 = l1_slots[t];
+        let shuffled_6 = shuffled_slots_6[t];
+        let lane_7 = lane_slots_7[t];
+        l1 = fround(l1 + shuffled_6);
+        lane_7 = 2;
+        l1_slots[t] = l1;
+        lane_slots_7[t] = lane_7;
+      }
+      subgroup("shuffleXor", "f32", l1_slots, lane_slots_7, shuffled_slots_7, warpgroupEnd, sg, undefined, undefined, undefined, warpgroupFirst);
+      threads15: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        const tx = t;
+        const ty = (t / nx) | 0;
+        const tz = (t / (nx * ny)) | 0;
+        let l1 = l1_slots[t];
+        let shuffled_7 = shuffled_slots_7[t];
+        let l0 = l0_slots[t];
+        let m0 = m0_slots[t];
+        let m1 = m1_slots[t];
+        const tid = tx;
+        l1 = fround(l1 + shuffled_7);
+        const inverse0 = fround(1 / l0);
+        const inverse1 = fround(1 / l1);
+        if (((tid & 3) === 0) && (rows < seq)) {
+          L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 0) | 0)) | 0)] = fround(fround(m0 * scale2) + fround(Math.log2(l0)));
+          L[((((head + rows) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + 8) | 0)) | 0)] = fround(fround(m1 * scale2) + fround(Math.log2(l1)));
+        }
+        for (let b_3 = 0; b_3 < 1; b_3 = (b_3 + 1) | 0) {
+          for (let e_4 = 0; e_4 < 32; e_4 = (e_4 + 1) | 0) {
+            Oacc[t * 32 + ((imul(b_3, 32) + e_4) | 0)] = fround(Oacc[t * 32 + ((imul(b_3, 32) + e_4) | 0)] * (((e_4 & 2) === 0) ? inverse0 : inverse1));
+          }
+          {
+            const lane_9 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+            const laneGroup = (lane_9 >> 2) & 7;
+            const lanePlace = lane_9 & 3;
+            const boxRow = (laneGroup + imul((lane_9 >> 5), 16)) | 0;
+            const boxCol = imul(lanePlace, 2);
+            const boxSize = 64 << 6;
+            const boxBase = (((((mine + imul(b_3, 4096)) | 0) + (boxRow << 6)) | 0) + boxCol) | 0;
+            const boxSwizzle = ((((((mine + imul(b_3, 4096)) | 0) >> 6) + boxRow) | 0) & 7) << 3;
+            {
+              const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              Os[boxPlace] = bf16Encode(bf16Round(Oacc[t * 32 + imul(b_3, 32)]));
+            }
+            {
+              const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              Os[boxPlace_1] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 1) | 0)]));
+            }
+            {
+              const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              Os[boxPlace_2] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 2) | 0)]));
+            }
+            {
+              const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              Os[boxPlace_3] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 3) | 0)]));
+            }
+            {
+              const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              Os[boxPlace_4] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 4) | 0)]));
+            }
+            {
+              const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              Os[boxPlace_5] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 5) | 0)]));
+            }
+            {
+              const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              Os[boxPlace_6] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 6) | 0)]));
+            }
+            {
+              const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              Os[boxPlace_7] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 7) | 0)]));
+            }
+            {
+              const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              Os[boxPlace_8] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 8) | 0)]));
+            }
+            {
+              const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              Os[boxPlace_9] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 9) | 0)]));
+            }
+            {
+              const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              Os[boxPlace_10] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 10) | 0)]));
+            }
+            {
+              const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              Os[boxPlace_11] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 11) | 0)]));
+            }
+            {
+              const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              Os[boxPlace_12] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 12) | 0)]));
+            }
+            {
+              const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              Os[boxPlace_13] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 13) | 0)]));
+            }
+            {
+              const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              Os[boxPlace_14] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 14) | 0)]));
+            }
+            {
+              const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              Os[boxPlace_15] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 15) | 0)]));
+            }
+            {
+              const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              Os[boxPlace_16] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 16) | 0)]));
+            }
+            {
+              const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              Os[boxPlace_17] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 17) | 0)]));
+            }
+            {
+              const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              Os[boxPlace_18] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 18) | 0)]));
+            }
+            {
+              const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              Os[boxPlace_19] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 19) | 0)]));
+            }
+            {
+              const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              Os[boxPlace_20] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 20) | 0)]));
+            }
+            {
+              const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              Os[boxPlace_21] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 21) | 0)]));
+            }
+            {
+              const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              Os[boxPlace_22] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 22) | 0)]));
+            }
+            {
+              const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              Os[boxPlace_23] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 23) | 0)]));
+            }
+            {
+              const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              Os[boxPlace_24] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 24) | 0)]));
+            }
+            {
+              const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              Os[boxPlace_25] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 25) | 0)]));
+            }
+            {
+              const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              Os[boxPlace_26] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 26) | 0)]));
+            }
+            {
+              const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              Os[boxPlace_27] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 27) | 0)]));
+            }
+            {
+              const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              Os[boxPlace_28] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 28) | 0)]));
+            }
+            {
+              const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              Os[boxPlace_29] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 29) | 0)]));
+            }
+            {
+              const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              Os[boxPlace_30] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 30) | 0)]));
+            }
+            {
+              const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              Os[boxPlace_31] = bf16Encode(bf16Round(Oacc[t * 32 + ((imul(b_3, 32) + 31) | 0)]));
+            }
+          }
+        }
+        mbarrierArrive(ready, 3, c_1, false);
+        l1_slots[t] = l1;
+      }
+      while (!mbarrierDone(ready, 3, c_1, 0)) yield "waitBarrier(ready, …)";
+      threads16: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        const tx = t;
+        const tid = tx;
+        if (((tid & 127) === 0) && (rows < seq)) {
+          tileStore(O, mapO, 0, (head + rows) | 0, Os, "Os", 12288, (mine + 0) | 0);
+        }
+      }
+    }
+  }
+  const warpgroupList = [];
+  for (let warpgroupIndex = 0; warpgroupIndex < threads / 128; warpgroupIndex++) warpgroupList.push(warpgroupBody(warpgroupIndex));
+  runWarpgroups(warpgroupList, undefined, "flashAttentionFold_D_64_STAGES_4_CONSUMERS_3_THREADS_512");
 }
