@@ -9,12 +9,16 @@
 //   64-query tile of Q and dO (copyTile) and its L and Dsum (ordinary loads into shared memory) into STAGES
 //   stages behind full/empty mbarriers; each consumer warpgroup owns 64 keys and computes per tile Sᵀ = K·Qᵀ and
 //   dPᵀ = V·dOᵀ (K-major operands straight from the copies), Pᵀ and dSᵀ on the elements (L and Dsum by the
-//   query, fragmentColumn), writes both as bf16 into its shared buffers (storeFragment's swizzled layout, K-major
-//   A) and accumulates dV += Pᵀ·dO and dK += dSᵀ·Q (dO and Q N-major from their copies). At the end dK·scale and
+//   query, fragmentColumn; the exponent one fma), packs both as bf16 into wgmma A fragments in its registers
+//   (as flash-attention-regp.ts keeps P) and accumulates dV += Pᵀ·dO and dK += dSᵀ·Q (dO and Q N-major from
+//   their copies). Until 2026-11-27 Pᵀ and dSᵀ went through shared memory (storeFragment, and a barrier of the
+//   consumer's threads before the multiplies): 65–73 % of cuDNN's backward on the H100, 81–88 % in registers
+//   (bench/README.md). At the end dK·scale and
 //   dV go out through the consumer's own rows of K and V (no other warpgroup reads them) and storeTile.
 // - flashAttentionBackwardQ: a block per 128 queries; the producer copies Q and dO once, then each 64-key tile
 //   of K and V; each consumer owns 64 queries: S = Q·Kᵀ, dP = dO·Vᵀ, dS on the elements (its two rows' L and
-//   Dsum in registers), dS as bf16 into its buffer, dQ += dS·K (K N-major), and dQ·scale out through its rows of Q.
+//   Dsum in registers), dS as bf16 A fragments in registers, dQ += dS·K (K N-major), and dQ·scale out through
+//   its rows of Q.
 // The scores and dP are recomputed in both kernels (seven multiplies of the work's five, in exchange for no
 // atomics and no transposed operands). With causal ≠ 0, tiles wholly above the diagonal are skipped and the
 // others masked where a key follows its query.
@@ -29,6 +33,7 @@ import {
   copyTile,
   f32,
   fillFragment,
+  fma,
   fragment,
   fragmentColumn,
   fragmentElement,
@@ -118,17 +123,20 @@ export const flashAttentionBackwardKV = kernel(
     STAGES: Const<i32> = 2,
   ) => {
     // K's D/64 boxes of BLOCK rows, then V's; each stage Q's D/64 boxes of TILE rows, then dO's; each stage the
-    // tile's L, then its Dsum; each consumer Pᵀ (64 keys × TILE queries, one box), then dSᵀ.
+    // tile's L, then its Dsum.
     const KVs = shared.bf16(2 * BLOCK * D);
     const QOs = shared.bf16(STAGES * 2 * TILE * D);
     const LDs = shared.f32(STAGES * 2 * TILE);
-    const Ps = shared.bf16(2 * 2 * 64 * TILE);
     const kvFull = shared.barriers(1);
     const full = shared.barriers(STAGES);
     const empty = shared.barriers(STAGES);
     const ready = shared.barriers(2);
     const St = fragment.accumulator("m64n64k16", "f32", 1);
     const dPt = fragment.accumulator("m64n64k16", "f32", 1);
+    // Pᵀ and dSᵀ (64 keys × TILE queries) as wgmma's A, one 64 × 16 bf16 fragment per 16 queries: accumulator
+    // element e is element e & 7 of fragment e >> 3 (the same row and column), so they never leave registers.
+    const Pt = fragment.a("m64n64k16", "bf16", TILE / 16);
+    const dSt = fragment.a("m64n64k16", "bf16", TILE / 16);
     const dVacc = fragment.accumulator("m64n64k16", "f32", D / 64);
     const dKacc = fragment.accumulator("m64n64k16", "f32", D / 64);
     const tid = threadIdx.x;
@@ -189,7 +197,6 @@ export const flashAttentionBackwardKV = kernel(
       setMaxRegisters(240);
       const c = warpgroupIdx - 1;
       const lane = tid & 31;
-      const mine = c * 2 * 64 * TILE;
       // This consumer's first key within the head.
       const keys = k0 + 64 * c;
       unrollClear: for (let b = 0; b < D / 64; b++) {
@@ -198,7 +205,6 @@ export const flashAttentionBackwardKV = kernel(
       }
       let s = 0;
       let phase = 0;
-      let readyPhase = 0;
       waitBarrier(kvFull, 0, 0);
       for (let i = first; i < tiles; i++) {
         waitBarrier(full, s, phase);
@@ -216,38 +222,34 @@ export const flashAttentionBackwardKV = kernel(
         // query; dSᵀ = Pᵀ ∘ (dPᵀ − Dsum of the query).
         const q0 = i * TILE;
         const lds = s * 2 * TILE;
+        // The exponent as one fma (L is in base 2 of the scaled scores).
         if (causal !== 0 && q0 < keys + 64) {
           unrollMasked: for (let e = 0; e < 32; e++) {
             const column = fragmentColumn(St[0], e);
-            let p = 2 ** (fragmentElement(St[0], e) * scale2 - LDs[lds + column]);
+            let p = 2 ** fma(fragmentElement(St[0], e), scale2, -LDs[lds + column]);
             if (keys + fragmentRow(St[0], e) > q0 + column) {
               p = 0;
             }
-            setFragmentElement(St[0], e, p);
-            setFragmentElement(dPt[0], e, p * (fragmentElement(dPt[0], e) - LDs[lds + TILE + column]));
+            setFragmentElement(Pt[e >> 3], e & 7, p);
+            setFragmentElement(dSt[e >> 3], e & 7, p * (fragmentElement(dPt[0], e) - LDs[lds + TILE + column]));
           }
         } else {
           unrollP: for (let e = 0; e < 32; e++) {
             const column = fragmentColumn(St[0], e);
-            const p = 2 ** (fragmentElement(St[0], e) * scale2 - LDs[lds + column]);
-            setFragmentElement(St[0], e, p);
-            setFragmentElement(dPt[0], e, p * (fragmentElement(dPt[0], e) - LDs[lds + TILE + column]));
+            const p = 2 ** fma(fragmentElement(St[0], e), scale2, -LDs[lds + column]);
+            setFragmentElement(Pt[e >> 3], e & 7, p);
+            setFragmentElement(dSt[e >> 3], e & 7, p * (fragmentElement(dPt[0], e) - LDs[lds + TILE + column]));
           }
         }
-        storeFragment(St[0], Ps, mine, { swizzle: 128, boxRows: 64 });
-        storeFragment(dPt[0], Ps, mine + 64 * TILE, { swizzle: 128, boxRows: 64 });
-        arriveBarrier(ready, c);
-        waitBarrier(ready, c, readyPhase);
-        readyPhase ^= 1;
-        // dV += Pᵀ·dO and dK += dSᵀ·Q, the queries as k (Pᵀ and dSᵀ K-major, dO and Q N-major).
+        // dV += Pᵀ·dO and dK += dSᵀ·Q, the queries as k (Pᵀ and dSᵀ from registers, dO and Q N-major).
         unrollDV: for (let kk = 0; kk < TILE / 16; kk++) {
           unrollDVColumns: for (let b = 0; b < D / 64; b++) {
-            wgmma(dVacc[b], Ps, mine + 16 * kk, QOs, s * stage + TILE * D + b * TILE * 64 + 1024 * kk, { bMajor: "n", bBoxRows: TILE });
+            wgmma(dVacc[b], Pt[kk], QOs, s * stage + TILE * D + b * TILE * 64 + 1024 * kk, { bMajor: "n", bBoxRows: TILE });
           }
         }
         unrollDK: for (let kk = 0; kk < TILE / 16; kk++) {
           unrollDKColumns: for (let b = 0; b < D / 64; b++) {
-            wgmma(dKacc[b], Ps, mine + 64 * TILE + 16 * kk, QOs, s * stage + b * TILE * 64 + 1024 * kk, { bMajor: "n", bBoxRows: TILE });
+            wgmma(dKacc[b], dSt[kk], QOs, s * stage + b * TILE * 64 + 1024 * kk, { bMajor: "n", bBoxRows: TILE });
           }
         }
         wgmmaCommit();
@@ -270,7 +272,7 @@ export const flashAttentionBackwardKV = kernel(
         storeFragment(dVacc[b], KVs, BLOCK * D + b * BLOCK * 64 + c * 64 * 64, { swizzle: 128, boxRows: 64 });
       }
       arriveBarrier(ready, c);
-      waitBarrier(ready, c, readyPhase);
+      waitBarrier(ready, c, 0);
       if ((tid & 127) === 0) {
         unrollStore: for (let b = 0; b < D / 64; b++) {
           storeTile(dK, mapDK, 64 * b, head + keys, KVs, b * BLOCK * 64 + c * 64 * 64);
@@ -309,17 +311,18 @@ export const flashAttentionBackwardQ = kernel(
     D: Const<i32> = 128,
     STAGES: Const<i32> = 2,
   ) => {
-    // Q's D/64 boxes of BLOCK rows, then dO's; each stage K's D/64 boxes of TILE rows, then V's; each consumer
-    // dS (64 queries × TILE keys, one box).
+    // Q's D/64 boxes of BLOCK rows, then dO's; each stage K's D/64 boxes of TILE rows, then V's.
     const QOs = shared.bf16(2 * BLOCK * D);
     const KVs = shared.bf16(STAGES * 2 * TILE * D);
-    const Ps = shared.bf16(2 * 64 * TILE);
     const qFull = shared.barriers(1);
     const full = shared.barriers(STAGES);
     const empty = shared.barriers(STAGES);
     const ready = shared.barriers(2);
     const S = fragment.accumulator("m64n64k16", "f32", 1);
     const dP = fragment.accumulator("m64n64k16", "f32", 1);
+    // dS (64 queries × TILE keys) as wgmma's A, one 64 × 16 bf16 fragment per 16 keys (element e of the
+    // accumulators is element e & 7 of fragment e >> 3).
+    const dS = fragment.a("m64n64k16", "bf16", TILE / 16);
     const dQacc = fragment.accumulator("m64n64k16", "f32", D / 64);
     const tid = threadIdx.x;
     const stage = 2 * TILE * D;
@@ -368,7 +371,6 @@ export const flashAttentionBackwardQ = kernel(
       setMaxRegisters(232);
       const c = warpgroupIdx - 1;
       const lane = tid & 31;
-      const mine = c * 64 * TILE;
       // This consumer's first query within the head, and its thread's two rows' L and Dsum (elements with bit 1
       // of the index clear, and set).
       const rows = q0 + 64 * c;
@@ -381,7 +383,6 @@ export const flashAttentionBackwardQ = kernel(
       }
       let s = 0;
       let phase = 0;
-      let readyPhase = 0;
       waitBarrier(qFull, 0, 0);
       for (let j = 0; j < tiles; j++) {
         waitBarrier(full, s, phase);
@@ -399,26 +400,22 @@ export const flashAttentionBackwardQ = kernel(
         const key0 = j * TILE;
         if (causal !== 0 && key0 + TILE - 1 > rows) {
           unrollMasked: for (let e = 0; e < 32; e++) {
-            let p = 2 ** (fragmentElement(S[0], e) * scale2 - ((e & 2) === 0 ? l0 : l1));
+            let p = 2 ** fma(fragmentElement(S[0], e), scale2, -((e & 2) === 0 ? l0 : l1));
             if (key0 + fragmentColumn(S[0], e) > rows + fragmentRow(S[0], e)) {
               p = 0;
             }
-            setFragmentElement(S[0], e, p * (fragmentElement(dP[0], e) - ((e & 2) === 0 ? d0 : d1)));
+            setFragmentElement(dS[e >> 3], e & 7, p * (fragmentElement(dP[0], e) - ((e & 2) === 0 ? d0 : d1)));
           }
         } else {
           unrollDS: for (let e = 0; e < 32; e++) {
-            const p = 2 ** (fragmentElement(S[0], e) * scale2 - ((e & 2) === 0 ? l0 : l1));
-            setFragmentElement(S[0], e, p * (fragmentElement(dP[0], e) - ((e & 2) === 0 ? d0 : d1)));
+            const p = 2 ** fma(fragmentElement(S[0], e), scale2, -((e & 2) === 0 ? l0 : l1));
+            setFragmentElement(dS[e >> 3], e & 7, p * (fragmentElement(dP[0], e) - ((e & 2) === 0 ? d0 : d1)));
           }
         }
-        storeFragment(S[0], Ps, mine, { swizzle: 128, boxRows: 64 });
-        arriveBarrier(ready, c);
-        waitBarrier(ready, c, readyPhase);
-        readyPhase ^= 1;
-        // dQ += dS·K, the keys as k (dS K-major, K N-major).
+        // dQ += dS·K, the keys as k (dS from registers, K N-major).
         unrollDQ: for (let kk = 0; kk < TILE / 16; kk++) {
           unrollDQColumns: for (let b = 0; b < D / 64; b++) {
-            wgmma(dQacc[b], Ps, mine + 16 * kk, KVs, s * stage + b * TILE * 64 + 1024 * kk, { bMajor: "n", bBoxRows: TILE });
+            wgmma(dQacc[b], dS[kk], KVs, s * stage + b * TILE * 64 + 1024 * kk, { bMajor: "n", bBoxRows: TILE });
           }
         }
         wgmmaCommit();
@@ -440,7 +437,7 @@ export const flashAttentionBackwardQ = kernel(
         storeFragment(dQacc[b], QOs, b * BLOCK * 64 + c * 64 * 64, { swizzle: 128, boxRows: 64 });
       }
       arriveBarrier(ready, c);
-      waitBarrier(ready, c, readyPhase);
+      waitBarrier(ready, c, 0);
       if ((tid & 127) === 0) {
         unrollStore: for (let b = 0; b < D / 64; b++) {
           storeTile(dQ, mapDQ, 64 * b, head + rows, QOs, b * BLOCK * 64 + c * 64 * 64);

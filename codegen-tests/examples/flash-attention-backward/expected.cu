@@ -83,6 +83,21 @@ __device__ __forceinline__ unsigned long long tsk_wgmma_desc_n(const void* p, un
   return (unsigned long long)((address & 0x3FFFF) >> 4) | ((unsigned long long)((box_bytes >> 4) & 0x3FFF) << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
 }
 
+// Element `half` (0: the low 16 bits) of a register of a bf16 A fragment: set from an f32 rounded to nearest even, or read as an f32.
+__device__ __forceinline__ void tsk_a16_set_bf16(unsigned& r, int half, float v) {
+  unsigned short h;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+#else
+  const unsigned u = __float_as_uint(v);
+  h = (unsigned short)((u & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : (u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
+  r = half ? (r & 0xffffu) | ((unsigned)h << 16) : (r & 0xffff0000u) | h;
+}
+__device__ __forceinline__ float tsk_a16_get_bf16(unsigned r, int half) {
+  return __uint_as_float(half ? r & 0xffff0000u : r << 16);
+}
+
 // d (64×64 over the warpgroup) += A·B: A (64×16, K-major) and B (16×64, K-major) bf16 through descriptors.
 __device__ __forceinline__ void tsk_wgmma_m64n64k16_bf16_k(float* d, unsigned long long a, unsigned long long b) {
 #ifdef TSK_WGMMA
@@ -102,20 +117,20 @@ __device__ __forceinline__ void tsk_wgmma_m64n64k16_bf16_k(float* d, unsigned lo
 #endif
 }
 
-// d (64×64 over the warpgroup) += A·B: A (64×16, K-major) and B (16×64, N-major) bf16 through descriptors.
-__device__ __forceinline__ void tsk_wgmma_m64n64k16_bf16_n(float* d, unsigned long long a, unsigned long long b) {
+// d (64×64 over the warpgroup) += a·B: a (64×16) bf16 from the threads' registers, B (16×64, N-major) through a descriptor.
+__device__ __forceinline__ void tsk_wgmma_m64n64k16_bf16_n_r(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long b) {
 #ifdef TSK_WGMMA
   asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
       "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+      "}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
         "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
         "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
         "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "r"(1));
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(b), "r"(1));
 #else
   __trap();
 #endif
@@ -217,19 +232,19 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 __device__ __forceinline__ float tsk_exp2f(float x) { float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }
 
 // Kernel flashAttentionBackwardPre specialized for D = 128; block 128×1×1.
-#line 66 "examples/flash-attention-backward.ts"
-extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_128(const tsk_bf16* __restrict__ O, const tsk_bf16* __restrict__ dO, float* Dsum, int rows) {
-#line 69 "examples/flash-attention-backward.ts"
-  const int t = (int)((unsigned int)((int)blockIdx.x) * 128u + (unsigned int)((int)threadIdx.x));
-#line 70 "examples/flash-attention-backward.ts"
-  const int row = t / 16;
 #line 71 "examples/flash-attention-backward.ts"
-  const int part = t % 16;
-#line 72 "examples/flash-attention-backward.ts"
-  float sum = 0.0f;
-#line 73 "examples/flash-attention-backward.ts"
-  if (row < rows) {
+extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_128(const tsk_bf16* __restrict__ O, const tsk_bf16* __restrict__ dO, float* Dsum, int rows) {
 #line 74 "examples/flash-attention-backward.ts"
+  const int t = (int)((unsigned int)((int)blockIdx.x) * 128u + (unsigned int)((int)threadIdx.x));
+#line 75 "examples/flash-attention-backward.ts"
+  const int row = t / 16;
+#line 76 "examples/flash-attention-backward.ts"
+  const int part = t % 16;
+#line 77 "examples/flash-attention-backward.ts"
+  float sum = 0.0f;
+#line 78 "examples/flash-attention-backward.ts"
+  if (row < rows) {
+#line 79 "examples/flash-attention-backward.ts"
     const uint4 words = *reinterpret_cast<const uint4*>(&O[(int)((unsigned int)row * 128u + (unsigned int)part * 8u)]);
     const tsk_bf16 o0 = tsk_bf16{(unsigned short)words.x};
     const tsk_bf16 o1 = tsk_bf16{(unsigned short)(words.x >> 16)};
@@ -239,7 +254,7 @@ extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_12
     const tsk_bf16 o5 = tsk_bf16{(unsigned short)(words.z >> 16)};
     const tsk_bf16 o6 = tsk_bf16{(unsigned short)words.w};
     const tsk_bf16 o7 = tsk_bf16{(unsigned short)(words.w >> 16)};
-#line 75 "examples/flash-attention-backward.ts"
+#line 80 "examples/flash-attention-backward.ts"
     const uint4 words_1 = *reinterpret_cast<const uint4*>(&dO[(int)((unsigned int)row * 128u + (unsigned int)part * 8u)]);
     const tsk_bf16 g0 = tsk_bf16{(unsigned short)words_1.x};
     const tsk_bf16 g1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
@@ -249,44 +264,44 @@ extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_12
     const tsk_bf16 g5 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
     const tsk_bf16 g6 = tsk_bf16{(unsigned short)words_1.w};
     const tsk_bf16 g7 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
-#line 76 "examples/flash-attention-backward.ts"
+#line 81 "examples/flash-attention-backward.ts"
     sum = tsk_bf16_to_f32(o0) * tsk_bf16_to_f32(g0) + tsk_bf16_to_f32(o1) * tsk_bf16_to_f32(g1) + tsk_bf16_to_f32(o2) * tsk_bf16_to_f32(g2) + tsk_bf16_to_f32(o3) * tsk_bf16_to_f32(g3) + tsk_bf16_to_f32(o4) * tsk_bf16_to_f32(g4) + tsk_bf16_to_f32(o5) * tsk_bf16_to_f32(g5) + tsk_bf16_to_f32(o6) * tsk_bf16_to_f32(g6) + tsk_bf16_to_f32(o7) * tsk_bf16_to_f32(g7);
   }
-#line 79 "examples/flash-attention-backward.ts"
+#line 84 "examples/flash-attention-backward.ts"
   const float shuffled = __shfl_xor_sync(0xffffffffu, sum, 1u);
   sum += shuffled;
-#line 80 "examples/flash-attention-backward.ts"
+#line 85 "examples/flash-attention-backward.ts"
   const float shuffled_1 = __shfl_xor_sync(0xffffffffu, sum, 2u);
   sum += shuffled_1;
-#line 81 "examples/flash-attention-backward.ts"
+#line 86 "examples/flash-attention-backward.ts"
   const float shuffled_2 = __shfl_xor_sync(0xffffffffu, sum, 4u);
   sum += shuffled_2;
   {
-#line 83 "examples/flash-attention-backward.ts"
+#line 88 "examples/flash-attention-backward.ts"
     const float shuffled_3 = __shfl_xor_sync(0xffffffffu, sum, 8u);
     sum += shuffled_3;
   }
-#line 85 "examples/flash-attention-backward.ts"
+#line 90 "examples/flash-attention-backward.ts"
   if (row < rows && part == 0) {
-#line 86 "examples/flash-attention-backward.ts"
+#line 91 "examples/flash-attention-backward.ts"
     Dsum[row] = sum;
   }
 }
 
 // Kernel flashAttentionBackwardPre specialized for D = 64; block 128×1×1.
-#line 66 "examples/flash-attention-backward.ts"
-extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_64(const tsk_bf16* __restrict__ O, const tsk_bf16* __restrict__ dO, float* Dsum, int rows) {
-#line 69 "examples/flash-attention-backward.ts"
-  const int t = (int)((unsigned int)((int)blockIdx.x) * 128u + (unsigned int)((int)threadIdx.x));
-#line 70 "examples/flash-attention-backward.ts"
-  const int row = t / 8;
 #line 71 "examples/flash-attention-backward.ts"
-  const int part = t % 8;
-#line 72 "examples/flash-attention-backward.ts"
-  float sum = 0.0f;
-#line 73 "examples/flash-attention-backward.ts"
-  if (row < rows) {
+extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_64(const tsk_bf16* __restrict__ O, const tsk_bf16* __restrict__ dO, float* Dsum, int rows) {
 #line 74 "examples/flash-attention-backward.ts"
+  const int t = (int)((unsigned int)((int)blockIdx.x) * 128u + (unsigned int)((int)threadIdx.x));
+#line 75 "examples/flash-attention-backward.ts"
+  const int row = t / 8;
+#line 76 "examples/flash-attention-backward.ts"
+  const int part = t % 8;
+#line 77 "examples/flash-attention-backward.ts"
+  float sum = 0.0f;
+#line 78 "examples/flash-attention-backward.ts"
+  if (row < rows) {
+#line 79 "examples/flash-attention-backward.ts"
     const uint4 words = *reinterpret_cast<const uint4*>(&O[(int)((unsigned int)row * 64u + (unsigned int)part * 8u)]);
     const tsk_bf16 o0 = tsk_bf16{(unsigned short)words.x};
     const tsk_bf16 o1 = tsk_bf16{(unsigned short)(words.x >> 16)};
@@ -296,7 +311,7 @@ extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_64
     const tsk_bf16 o5 = tsk_bf16{(unsigned short)(words.z >> 16)};
     const tsk_bf16 o6 = tsk_bf16{(unsigned short)words.w};
     const tsk_bf16 o7 = tsk_bf16{(unsigned short)(words.w >> 16)};
-#line 75 "examples/flash-attention-backward.ts"
+#line 80 "examples/flash-attention-backward.ts"
     const uint4 words_1 = *reinterpret_cast<const uint4*>(&dO[(int)((unsigned int)row * 64u + (unsigned int)part * 8u)]);
     const tsk_bf16 g0 = tsk_bf16{(unsigned short)words_1.x};
     const tsk_bf16 g1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
@@ -306,158 +321,158 @@ extern "C" __global__ void __launch_bounds__(128) flashAttentionBackwardPre_D_64
     const tsk_bf16 g5 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
     const tsk_bf16 g6 = tsk_bf16{(unsigned short)words_1.w};
     const tsk_bf16 g7 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
-#line 76 "examples/flash-attention-backward.ts"
+#line 81 "examples/flash-attention-backward.ts"
     sum = tsk_bf16_to_f32(o0) * tsk_bf16_to_f32(g0) + tsk_bf16_to_f32(o1) * tsk_bf16_to_f32(g1) + tsk_bf16_to_f32(o2) * tsk_bf16_to_f32(g2) + tsk_bf16_to_f32(o3) * tsk_bf16_to_f32(g3) + tsk_bf16_to_f32(o4) * tsk_bf16_to_f32(g4) + tsk_bf16_to_f32(o5) * tsk_bf16_to_f32(g5) + tsk_bf16_to_f32(o6) * tsk_bf16_to_f32(g6) + tsk_bf16_to_f32(o7) * tsk_bf16_to_f32(g7);
   }
-#line 79 "examples/flash-attention-backward.ts"
+#line 84 "examples/flash-attention-backward.ts"
   const float shuffled = __shfl_xor_sync(0xffffffffu, sum, 1u);
   sum += shuffled;
-#line 80 "examples/flash-attention-backward.ts"
+#line 85 "examples/flash-attention-backward.ts"
   const float shuffled_1 = __shfl_xor_sync(0xffffffffu, sum, 2u);
   sum += shuffled_1;
-#line 81 "examples/flash-attention-backward.ts"
+#line 86 "examples/flash-attention-backward.ts"
   const float shuffled_2 = __shfl_xor_sync(0xffffffffu, sum, 4u);
   sum += shuffled_2;
-#line 85 "examples/flash-attention-backward.ts"
+#line 90 "examples/flash-attention-backward.ts"
   if (row < rows && part == 0) {
-#line 86 "examples/flash-attention-backward.ts"
+#line 91 "examples/flash-attention-backward.ts"
     Dsum[row] = sum;
   }
 }
 
 // Kernel flashAttentionBackwardKV specialized for D = 128, STAGES = 2; block 384×1×1.
-#line 92 "examples/flash-attention-backward.ts"
+#line 97 "examples/flash-attention-backward.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, const tsk_bf16* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ Dsum, tsk_bf16* dK, tsk_bf16* dV, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapDO, const unsigned int* __restrict__ mapDK, const unsigned int* __restrict__ mapDV, int seq, float scale, int causal) {
-  // 164920 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  // 132152 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 122 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&KVs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 0);
-#line 123 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&QOs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 65536);
-#line 124 "examples/flash-attention-backward.ts"
-  float (&LDs)[256] = *reinterpret_cast<float (*)[256]>(tsk_dynamic_shared + 131072);
-#line 125 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&Ps)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 132096);
-#line 126 "examples/flash-attention-backward.ts"
-  unsigned long long (&kvFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 164864);
 #line 127 "examples/flash-attention-backward.ts"
-  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 164872);
+  tsk_bf16 (&KVs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 0);
 #line 128 "examples/flash-attention-backward.ts"
-  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 164888);
+  tsk_bf16 (&QOs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 65536);
 #line 129 "examples/flash-attention-backward.ts"
-  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 164904);
+  float (&LDs)[256] = *reinterpret_cast<float (*)[256]>(tsk_dynamic_shared + 131072);
 #line 130 "examples/flash-attention-backward.ts"
-  float St[32];
+  unsigned long long (&kvFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 132096);
 #line 131 "examples/flash-attention-backward.ts"
-  float dPt[32];
+  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 132104);
 #line 132 "examples/flash-attention-backward.ts"
-  float dVacc[64];
+  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 132120);
 #line 133 "examples/flash-attention-backward.ts"
-  float dKacc[64];
+  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 132136);
 #line 134 "examples/flash-attention-backward.ts"
-  const int tid = (int)threadIdx.x;
-#line 136 "examples/flash-attention-backward.ts"
-  const float scale2 = scale * 1.442695f;
-#line 137 "examples/flash-attention-backward.ts"
-  const int k0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
+  float St[32];
+#line 135 "examples/flash-attention-backward.ts"
+  float dPt[32];
 #line 138 "examples/flash-attention-backward.ts"
-  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+  unsigned Pt[16];
+#line 139 "examples/flash-attention-backward.ts"
+  unsigned dSt[16];
 #line 140 "examples/flash-attention-backward.ts"
-  const int first = causal != 0 ? k0 / 64 : 0;
+  float dVacc[64];
 #line 141 "examples/flash-attention-backward.ts"
-  const int tiles = seq / 64;
+  float dKacc[64];
 #line 142 "examples/flash-attention-backward.ts"
-  if (tid == 0) {
-#line 143 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_init(&kvFull[0], 1);
+  const int tid = (int)threadIdx.x;
 #line 144 "examples/flash-attention-backward.ts"
-    for (int s = 0; s < 2; s++) {
+  const float scale2 = scale * 1.442695f;
+#line 145 "examples/flash-attention-backward.ts"
+  const int k0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
 #line 146 "examples/flash-attention-backward.ts"
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+#line 148 "examples/flash-attention-backward.ts"
+  const int first = causal != 0 ? k0 / 64 : 0;
+#line 149 "examples/flash-attention-backward.ts"
+  const int tiles = seq / 64;
+#line 150 "examples/flash-attention-backward.ts"
+  if (tid == 0) {
+#line 151 "examples/flash-attention-backward.ts"
+    tsk_mbarrier_init(&kvFull[0], 1);
+#line 152 "examples/flash-attention-backward.ts"
+    for (int s = 0; s < 2; s++) {
+#line 154 "examples/flash-attention-backward.ts"
       tsk_mbarrier_init(&full[s], 129);
-#line 147 "examples/flash-attention-backward.ts"
+#line 155 "examples/flash-attention-backward.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 149 "examples/flash-attention-backward.ts"
+#line 157 "examples/flash-attention-backward.ts"
     tsk_mbarrier_init(&ready[0], 128);
-#line 150 "examples/flash-attention-backward.ts"
+#line 158 "examples/flash-attention-backward.ts"
     tsk_mbarrier_init(&ready[1], 128);
   }
-#line 152 "examples/flash-attention-backward.ts"
+#line 160 "examples/flash-attention-backward.ts"
   __syncthreads();
-#line 153 "examples/flash-attention-backward.ts"
+#line 161 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
-#line 156 "examples/flash-attention-backward.ts"
+#line 164 "examples/flash-attention-backward.ts"
     tsk_setmaxnreg_dec<24>();
-#line 157 "examples/flash-attention-backward.ts"
+#line 165 "examples/flash-attention-backward.ts"
     if (tid == 0) {
-#line 158 "examples/flash-attention-backward.ts"
+#line 166 "examples/flash-attention-backward.ts"
       tsk_mbarrier_arrive_expect(&kvFull[0], 65536);
-#line 159 "examples/flash-attention-backward.ts"
+#line 167 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
-#line 160 "examples/flash-attention-backward.ts"
+#line 168 "examples/flash-attention-backward.ts"
         tsk_copy_tile(&KVs[(int)((unsigned int)b * 128u * 64u)], mapK, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)k0), &kvFull[0]);
-#line 161 "examples/flash-attention-backward.ts"
+#line 169 "examples/flash-attention-backward.ts"
         tsk_copy_tile(&KVs[(int)(16384u + (unsigned int)b * 128u * 64u)], mapV, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)k0), &kvFull[0]);
       }
     }
-#line 164 "examples/flash-attention-backward.ts"
+#line 172 "examples/flash-attention-backward.ts"
     int s_1 = 0;
-#line 165 "examples/flash-attention-backward.ts"
+#line 173 "examples/flash-attention-backward.ts"
     int phase = 0;
-#line 166 "examples/flash-attention-backward.ts"
+#line 174 "examples/flash-attention-backward.ts"
     for (int i = first; i < tiles; i++) {
-#line 167 "examples/flash-attention-backward.ts"
+#line 175 "examples/flash-attention-backward.ts"
       tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
-#line 168 "examples/flash-attention-backward.ts"
+#line 176 "examples/flash-attention-backward.ts"
       if (tid == 0) {
-#line 169 "examples/flash-attention-backward.ts"
+#line 177 "examples/flash-attention-backward.ts"
         tsk_mbarrier_arrive_expect(&full[s_1], 32768);
-#line 170 "examples/flash-attention-backward.ts"
+#line 178 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 171 "examples/flash-attention-backward.ts"
+#line 179 "examples/flash-attention-backward.ts"
           tsk_copy_tile(&QOs[(int)((unsigned int)s_1 * 16384u + (unsigned int)b_1 * 64u * 64u)], mapQ, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)i * 64u), &full[s_1]);
-#line 172 "examples/flash-attention-backward.ts"
+#line 180 "examples/flash-attention-backward.ts"
           tsk_copy_tile(&QOs[(int)((unsigned int)s_1 * 16384u + 8192u + (unsigned int)b_1 * 64u * 64u)], mapDO, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)i * 64u), &full[s_1]);
         }
       }
-#line 176 "examples/flash-attention-backward.ts"
+#line 184 "examples/flash-attention-backward.ts"
       if (tid < 64) {
-#line 177 "examples/flash-attention-backward.ts"
+#line 185 "examples/flash-attention-backward.ts"
         LDs[(int)((unsigned int)s_1 * 2u * 64u + (unsigned int)tid)] = L[(int)((unsigned int)head + (unsigned int)i * 64u + (unsigned int)tid)];
       } else {
-#line 179 "examples/flash-attention-backward.ts"
+#line 187 "examples/flash-attention-backward.ts"
         LDs[(int)((unsigned int)s_1 * 2u * 64u + (unsigned int)tid)] = Dsum[(int)((unsigned int)head + (unsigned int)i * 64u + (unsigned int)tid - 64u)];
       }
-#line 181 "examples/flash-attention-backward.ts"
+#line 189 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&full[s_1]);
-#line 182 "examples/flash-attention-backward.ts"
+#line 190 "examples/flash-attention-backward.ts"
       s_1 = (int)((unsigned int)s_1 + 1u);
-#line 183 "examples/flash-attention-backward.ts"
+#line 191 "examples/flash-attention-backward.ts"
       if (s_1 == 2) {
-#line 184 "examples/flash-attention-backward.ts"
+#line 192 "examples/flash-attention-backward.ts"
         s_1 = 0;
-#line 185 "examples/flash-attention-backward.ts"
+#line 193 "examples/flash-attention-backward.ts"
         phase ^= 1;
       }
     }
   } else {
-#line 189 "examples/flash-attention-backward.ts"
+#line 197 "examples/flash-attention-backward.ts"
     tsk_setmaxnreg_inc<240>();
-#line 190 "examples/flash-attention-backward.ts"
+#line 198 "examples/flash-attention-backward.ts"
     const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 191 "examples/flash-attention-backward.ts"
+#line 199 "examples/flash-attention-backward.ts"
     const int lane = tid & 31;
-#line 192 "examples/flash-attention-backward.ts"
-    const int mine = (int)((unsigned int)c * 2u * 64u * 64u);
-#line 194 "examples/flash-attention-backward.ts"
+#line 201 "examples/flash-attention-backward.ts"
     const int keys = (int)((unsigned int)k0 + 64u * (unsigned int)c);
-#line 195 "examples/flash-attention-backward.ts"
+#line 202 "examples/flash-attention-backward.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 196 "examples/flash-attention-backward.ts"
+#line 203 "examples/flash-attention-backward.ts"
       dVacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u)]);
       dVacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       dVacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -490,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
       dVacc[(int)((unsigned int)b_2 * 32u + 29u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 29u)]);
       dVacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       dVacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 31u)]);
-#line 197 "examples/flash-attention-backward.ts"
+#line 204 "examples/flash-attention-backward.ts"
       dKacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u)]);
       dKacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       dKacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -524,19 +539,17 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
       dKacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       dKacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u + 31u)]);
     }
-#line 199 "examples/flash-attention-backward.ts"
+#line 206 "examples/flash-attention-backward.ts"
     int s_2 = 0;
-#line 200 "examples/flash-attention-backward.ts"
+#line 207 "examples/flash-attention-backward.ts"
     int phase_1 = 0;
-#line 201 "examples/flash-attention-backward.ts"
-    int readyPhase = 0;
-#line 202 "examples/flash-attention-backward.ts"
+#line 208 "examples/flash-attention-backward.ts"
     tsk_mbarrier_wait(&kvFull[0], 0);
-#line 203 "examples/flash-attention-backward.ts"
+#line 209 "examples/flash-attention-backward.ts"
     for (int i_1 = first; i_1 < tiles; i_1++) {
-#line 204 "examples/flash-attention-backward.ts"
+#line 210 "examples/flash-attention-backward.ts"
       tsk_mbarrier_wait(&full[s_2], phase_1);
-#line 205 "examples/flash-attention-backward.ts"
+#line 211 "examples/flash-attention-backward.ts"
       St[0] = 0.0f; tsk_wgmma_keep<1>(&St[0]);
       St[1] = 0.0f; tsk_wgmma_keep<1>(&St[1]);
       St[2] = 0.0f; tsk_wgmma_keep<1>(&St[2]);
@@ -569,7 +582,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
       St[29] = 0.0f; tsk_wgmma_keep<1>(&St[29]);
       St[30] = 0.0f; tsk_wgmma_keep<1>(&St[30]);
       St[31] = 0.0f; tsk_wgmma_keep<1>(&St[31]);
-#line 206 "examples/flash-attention-backward.ts"
+#line 212 "examples/flash-attention-backward.ts"
       dPt[0] = 0.0f; tsk_wgmma_keep<1>(&dPt[0]);
       dPt[1] = 0.0f; tsk_wgmma_keep<1>(&dPt[1]);
       dPt[2] = 0.0f; tsk_wgmma_keep<1>(&dPt[2]);
@@ -602,834 +615,550 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
       dPt[29] = 0.0f; tsk_wgmma_keep<1>(&dPt[29]);
       dPt[30] = 0.0f; tsk_wgmma_keep<1>(&dPt[30]);
       dPt[31] = 0.0f; tsk_wgmma_keep<1>(&dPt[31]);
-#line 207 "examples/flash-attention-backward.ts"
+#line 213 "examples/flash-attention-backward.ts"
       tsk_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 8; kk++) {
-#line 208 "examples/flash-attention-backward.ts"
+#line 214 "examples/flash-attention-backward.ts"
         tsk_wgmma_m64n64k16_bf16_k(&St[0 * 32], tsk_wgmma_desc_k(&KVs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&QOs[(int)((unsigned int)s_2 * 16384u + (unsigned int)(kk >> 2) * 64u * 64u + 16u * (unsigned int)(kk & 3))]));
       }
-#line 210 "examples/flash-attention-backward.ts"
+#line 216 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int kk_1 = 0; kk_1 < 8; kk_1++) {
-#line 211 "examples/flash-attention-backward.ts"
+#line 217 "examples/flash-attention-backward.ts"
         tsk_wgmma_m64n64k16_bf16_k(&dPt[0 * 32], tsk_wgmma_desc_k(&KVs[(int)(16384u + (unsigned int)(kk_1 >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk_1 & 3))]), tsk_wgmma_desc_k(&QOs[(int)((unsigned int)s_2 * 16384u + 8192u + (unsigned int)(kk_1 >> 2) * 64u * 64u + 16u * (unsigned int)(kk_1 & 3))]));
       }
-#line 213 "examples/flash-attention-backward.ts"
+#line 219 "examples/flash-attention-backward.ts"
       tsk_wgmma_commit();
-#line 214 "examples/flash-attention-backward.ts"
+#line 220 "examples/flash-attention-backward.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<32>(St);
       tsk_wgmma_keep<32>(dPt);
       tsk_wgmma_keep<64>(dVacc);
       tsk_wgmma_keep<64>(dKacc);
-#line 217 "examples/flash-attention-backward.ts"
+#line 223 "examples/flash-attention-backward.ts"
       const int q0 = (int)((unsigned int)i_1 * 64u);
-#line 218 "examples/flash-attention-backward.ts"
+#line 224 "examples/flash-attention-backward.ts"
       const int lds = (int)((unsigned int)s_2 * 2u * 64u);
-#line 219 "examples/flash-attention-backward.ts"
+#line 226 "examples/flash-attention-backward.ts"
       if (causal != 0 && q0 < (int)((unsigned int)keys + 64u)) {
-#line 220 "examples/flash-attention-backward.ts"
+#line 227 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int e = 0; e < 32; e++) {
-#line 221 "examples/flash-attention-backward.ts"
+#line 228 "examples/flash-attention-backward.ts"
           const int column = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u);
-#line 222 "examples/flash-attention-backward.ts"
-          float p = tsk_exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
-#line 223 "examples/flash-attention-backward.ts"
+#line 229 "examples/flash-attention-backward.ts"
+          float p = tsk_exp2f(fmaf(St[(int)(0u + (unsigned int)e)], scale2, -LDs[(int)((unsigned int)lds + (unsigned int)column)]));
+#line 230 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)keys + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u)) > (int)((unsigned int)q0 + (unsigned int)column)) {
-#line 224 "examples/flash-attention-backward.ts"
+#line 231 "examples/flash-attention-backward.ts"
             p = 0.0f;
           }
-#line 226 "examples/flash-attention-backward.ts"
-          St[(int)(0u + (unsigned int)e)] = p; tsk_wgmma_keep<1>(&St[(int)(0u + (unsigned int)e)]);
-#line 227 "examples/flash-attention-backward.ts"
-          dPt[(int)(0u + (unsigned int)e)] = p * (dPt[(int)(0u + (unsigned int)e)] - LDs[(int)((unsigned int)lds + 64u + (unsigned int)column)]); tsk_wgmma_keep<1>(&dPt[(int)(0u + (unsigned int)e)]);
+#line 233 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(Pt[((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) >> 1], ((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) & 1, p);
+#line 234 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(dSt[((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) >> 1], ((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) & 1, p * (dPt[(int)(0u + (unsigned int)e)] - LDs[(int)((unsigned int)lds + 64u + (unsigned int)column)]));
         }
       } else {
-#line 230 "examples/flash-attention-backward.ts"
+#line 237 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int e_1 = 0; e_1 < 32; e_1++) {
-#line 231 "examples/flash-attention-backward.ts"
+#line 238 "examples/flash-attention-backward.ts"
           const int column_1 = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e_1 >> 0) & 1) * 1u + (unsigned int)((e_1 >> 2) & 1) * 8u + (unsigned int)((e_1 >> 3) & 1) * 16u + (unsigned int)((e_1 >> 4) & 1) * 32u);
-#line 232 "examples/flash-attention-backward.ts"
-          const float p_1 = tsk_exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
-#line 233 "examples/flash-attention-backward.ts"
-          St[(int)(0u + (unsigned int)e_1)] = p_1; tsk_wgmma_keep<1>(&St[(int)(0u + (unsigned int)e_1)]);
-#line 234 "examples/flash-attention-backward.ts"
-          dPt[(int)(0u + (unsigned int)e_1)] = p_1 * (dPt[(int)(0u + (unsigned int)e_1)] - LDs[(int)((unsigned int)lds + 64u + (unsigned int)column_1)]); tsk_wgmma_keep<1>(&dPt[(int)(0u + (unsigned int)e_1)]);
+#line 239 "examples/flash-attention-backward.ts"
+          const float p_1 = tsk_exp2f(fmaf(St[(int)(0u + (unsigned int)e_1)], scale2, -LDs[(int)((unsigned int)lds + (unsigned int)column_1)]));
+#line 240 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(Pt[((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) >> 1], ((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) & 1, p_1);
+#line 241 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(dSt[((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) >> 1], ((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) & 1, p_1 * (dPt[(int)(0u + (unsigned int)e_1)] - LDs[(int)((unsigned int)lds + 64u + (unsigned int)column_1)]));
         }
       }
+#line 245 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int kk_2 = 0; kk_2 < 4; kk_2++) {
+#line 246 "examples/flash-attention-backward.ts"
+        tsk_wgmma_fence();
+#pragma unroll
+        for (int b_3 = 0; b_3 < 2; b_3++) {
+#line 247 "examples/flash-attention-backward.ts"
+          tsk_wgmma_m64n64k16_bf16_n_r(&dVacc[b_3 * 32], Pt[kk_2 * 4], Pt[kk_2 * 4 + 1], Pt[kk_2 * 4 + 2], Pt[kk_2 * 4 + 3], tsk_wgmma_desc_n(&QOs[(int)((unsigned int)s_2 * 16384u + 8192u + (unsigned int)b_3 * 64u * 64u + 1024u * (unsigned int)kk_2)], (64) * 128));
+        }
+      }
+#line 250 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int kk_3 = 0; kk_3 < 4; kk_3++) {
+#line 251 "examples/flash-attention-backward.ts"
+        tsk_wgmma_fence();
+#pragma unroll
+        for (int b_4 = 0; b_4 < 2; b_4++) {
+#line 252 "examples/flash-attention-backward.ts"
+          tsk_wgmma_m64n64k16_bf16_n_r(&dKacc[b_4 * 32], dSt[kk_3 * 4], dSt[kk_3 * 4 + 1], dSt[kk_3 * 4 + 2], dSt[kk_3 * 4 + 3], tsk_wgmma_desc_n(&QOs[(int)((unsigned int)s_2 * 16384u + (unsigned int)b_4 * 64u * 64u + 1024u * (unsigned int)kk_3)], (64) * 128));
+        }
+      }
+#line 255 "examples/flash-attention-backward.ts"
+      tsk_wgmma_commit();
+#line 256 "examples/flash-attention-backward.ts"
+      tsk_wgmma_wait<0>();
+      tsk_wgmma_keep<32>(St);
+      tsk_wgmma_keep<32>(dPt);
+      tsk_wgmma_keep<64>(dVacc);
+      tsk_wgmma_keep<64>(dKacc);
+#line 257 "examples/flash-attention-backward.ts"
+      if (lane == 0) {
+#line 258 "examples/flash-attention-backward.ts"
+        tsk_mbarrier_arrive(&empty[s_2]);
+      }
+#line 260 "examples/flash-attention-backward.ts"
+      s_2 = (int)((unsigned int)s_2 + 1u);
+#line 261 "examples/flash-attention-backward.ts"
+      if (s_2 == 2) {
+#line 262 "examples/flash-attention-backward.ts"
+        s_2 = 0;
+#line 263 "examples/flash-attention-backward.ts"
+        phase_1 ^= 1;
+      }
+    }
+#line 267 "examples/flash-attention-backward.ts"
+#pragma unroll
+    for (int b_5 = 0; b_5 < 2; b_5++) {
+#line 268 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int e_2 = 0; e_2 < 32; e_2++) {
+#line 269 "examples/flash-attention-backward.ts"
+        dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)] = dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)] * scale; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)]);
+      }
       {
-#line 237 "examples/flash-attention-backward.ts"
+#line 271 "examples/flash-attention-backward.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup = (lane_1 >> 2) & 7;
         const int lanePlace = lane_1 & 3;
         const int boxRow = (int)((unsigned int)laneGroup + (unsigned int)(lane_1 >> 5) * 16u);
         const int boxCol = (int)((unsigned int)lanePlace * 2u);
         const int boxSize = (int)(64u << 6);
-        const int boxBase = (int)((unsigned int)mine + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
-        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)(mine >> 6) + (unsigned int)boxRow) & 7) << 3);
+        const int boxBase = (int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
+        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow) & 7) << 3);
         {
           const int boxPlace = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace] = tsk_f32_to_bf16(St[0]);
+          KVs[boxPlace] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u)]);
         }
         {
           const int boxPlace_1 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_1] = tsk_f32_to_bf16(St[1]);
+          KVs[boxPlace_1] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 1u)]);
         }
         {
           const int boxPlace_2 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_2] = tsk_f32_to_bf16(St[2]);
+          KVs[boxPlace_2] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 2u)]);
         }
         {
           const int boxPlace_3 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_3] = tsk_f32_to_bf16(St[3]);
+          KVs[boxPlace_3] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 3u)]);
         }
         {
           const int boxPlace_4 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_4] = tsk_f32_to_bf16(St[4]);
+          KVs[boxPlace_4] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 4u)]);
         }
         {
           const int boxPlace_5 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_5] = tsk_f32_to_bf16(St[5]);
+          KVs[boxPlace_5] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 5u)]);
         }
         {
           const int boxPlace_6 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_6] = tsk_f32_to_bf16(St[6]);
+          KVs[boxPlace_6] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 6u)]);
         }
         {
           const int boxPlace_7 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_7] = tsk_f32_to_bf16(St[7]);
+          KVs[boxPlace_7] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 7u)]);
         }
         {
           const int boxPlace_8 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_8] = tsk_f32_to_bf16(St[8]);
+          KVs[boxPlace_8] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 8u)]);
         }
         {
           const int boxPlace_9 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_9] = tsk_f32_to_bf16(St[9]);
+          KVs[boxPlace_9] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 9u)]);
         }
         {
           const int boxPlace_10 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_10] = tsk_f32_to_bf16(St[10]);
+          KVs[boxPlace_10] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 10u)]);
         }
         {
           const int boxPlace_11 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_11] = tsk_f32_to_bf16(St[11]);
+          KVs[boxPlace_11] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 11u)]);
         }
         {
           const int boxPlace_12 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_12] = tsk_f32_to_bf16(St[12]);
+          KVs[boxPlace_12] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 12u)]);
         }
         {
           const int boxPlace_13 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_13] = tsk_f32_to_bf16(St[13]);
+          KVs[boxPlace_13] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 13u)]);
         }
         {
           const int boxPlace_14 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_14] = tsk_f32_to_bf16(St[14]);
+          KVs[boxPlace_14] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 14u)]);
         }
         {
           const int boxPlace_15 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_15] = tsk_f32_to_bf16(St[15]);
+          KVs[boxPlace_15] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 15u)]);
         }
         {
           const int boxPlace_16 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_16] = tsk_f32_to_bf16(St[16]);
+          KVs[boxPlace_16] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 16u)]);
         }
         {
           const int boxPlace_17 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_17] = tsk_f32_to_bf16(St[17]);
+          KVs[boxPlace_17] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 17u)]);
         }
         {
           const int boxPlace_18 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_18] = tsk_f32_to_bf16(St[18]);
+          KVs[boxPlace_18] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 18u)]);
         }
         {
           const int boxPlace_19 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_19] = tsk_f32_to_bf16(St[19]);
+          KVs[boxPlace_19] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 19u)]);
         }
         {
           const int boxPlace_20 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_20] = tsk_f32_to_bf16(St[20]);
+          KVs[boxPlace_20] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 20u)]);
         }
         {
           const int boxPlace_21 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_21] = tsk_f32_to_bf16(St[21]);
+          KVs[boxPlace_21] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 21u)]);
         }
         {
           const int boxPlace_22 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_22] = tsk_f32_to_bf16(St[22]);
+          KVs[boxPlace_22] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 22u)]);
         }
         {
           const int boxPlace_23 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_23] = tsk_f32_to_bf16(St[23]);
+          KVs[boxPlace_23] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 23u)]);
         }
         {
           const int boxPlace_24 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_24] = tsk_f32_to_bf16(St[24]);
+          KVs[boxPlace_24] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 24u)]);
         }
         {
           const int boxPlace_25 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_25] = tsk_f32_to_bf16(St[25]);
+          KVs[boxPlace_25] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 25u)]);
         }
         {
           const int boxPlace_26 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_26] = tsk_f32_to_bf16(St[26]);
+          KVs[boxPlace_26] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 26u)]);
         }
         {
           const int boxPlace_27 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_27] = tsk_f32_to_bf16(St[27]);
+          KVs[boxPlace_27] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 27u)]);
         }
         {
           const int boxPlace_28 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_28] = tsk_f32_to_bf16(St[28]);
+          KVs[boxPlace_28] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 28u)]);
         }
         {
           const int boxPlace_29 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_29] = tsk_f32_to_bf16(St[29]);
+          KVs[boxPlace_29] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 29u)]);
         }
         {
           const int boxPlace_30 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_30] = tsk_f32_to_bf16(St[30]);
+          KVs[boxPlace_30] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 30u)]);
         }
         {
           const int boxPlace_31 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_31] = tsk_f32_to_bf16(St[31]);
+          KVs[boxPlace_31] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 31u)]);
         }
       }
       {
-#line 238 "examples/flash-attention-backward.ts"
+#line 272 "examples/flash-attention-backward.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup_1 = (lane_2 >> 2) & 7;
         const int lanePlace_1 = lane_2 & 3;
         const int boxRow_1 = (int)((unsigned int)laneGroup_1 + (unsigned int)(lane_2 >> 5) * 16u);
         const int boxCol_1 = (int)((unsigned int)lanePlace_1 * 2u);
         const int boxSize_1 = (int)(64u << 6);
-        const int boxBase_1 = (int)((unsigned int)mine + 4096u + ((unsigned int)boxRow_1 << 6) + (unsigned int)boxCol_1);
-        const int boxSwizzle_1 = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)mine + 4096u) >> 6) + (unsigned int)boxRow_1) & 7) << 3);
+        const int boxBase_1 = (int)(16384u + (unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow_1 << 6) + (unsigned int)boxCol_1);
+        const int boxSwizzle_1 = (int)((unsigned int)((int)((unsigned int)((int)(16384u + (unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow_1) & 7) << 3);
         {
           const int boxPlace_32 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(0 ^ boxSwizzle_1));
-          Ps[boxPlace_32] = tsk_f32_to_bf16(dPt[0]);
+          KVs[boxPlace_32] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u)]);
         }
         {
           const int boxPlace_33 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(0 ^ boxSwizzle_1));
-          Ps[boxPlace_33] = tsk_f32_to_bf16(dPt[1]);
+          KVs[boxPlace_33] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 1u)]);
         }
         {
           const int boxPlace_34 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(0 ^ boxSwizzle_1));
-          Ps[boxPlace_34] = tsk_f32_to_bf16(dPt[2]);
+          KVs[boxPlace_34] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 2u)]);
         }
         {
           const int boxPlace_35 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(0 ^ boxSwizzle_1));
-          Ps[boxPlace_35] = tsk_f32_to_bf16(dPt[3]);
+          KVs[boxPlace_35] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 3u)]);
         }
         {
           const int boxPlace_36 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(8 ^ boxSwizzle_1));
-          Ps[boxPlace_36] = tsk_f32_to_bf16(dPt[4]);
+          KVs[boxPlace_36] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 4u)]);
         }
         {
           const int boxPlace_37 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(8 ^ boxSwizzle_1));
-          Ps[boxPlace_37] = tsk_f32_to_bf16(dPt[5]);
+          KVs[boxPlace_37] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 5u)]);
         }
         {
           const int boxPlace_38 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(8 ^ boxSwizzle_1));
-          Ps[boxPlace_38] = tsk_f32_to_bf16(dPt[6]);
+          KVs[boxPlace_38] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 6u)]);
         }
         {
           const int boxPlace_39 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(8 ^ boxSwizzle_1));
-          Ps[boxPlace_39] = tsk_f32_to_bf16(dPt[7]);
+          KVs[boxPlace_39] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 7u)]);
         }
         {
           const int boxPlace_40 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(16 ^ boxSwizzle_1));
-          Ps[boxPlace_40] = tsk_f32_to_bf16(dPt[8]);
+          KVs[boxPlace_40] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 8u)]);
         }
         {
           const int boxPlace_41 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(16 ^ boxSwizzle_1));
-          Ps[boxPlace_41] = tsk_f32_to_bf16(dPt[9]);
+          KVs[boxPlace_41] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 9u)]);
         }
         {
           const int boxPlace_42 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(16 ^ boxSwizzle_1));
-          Ps[boxPlace_42] = tsk_f32_to_bf16(dPt[10]);
+          KVs[boxPlace_42] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 10u)]);
         }
         {
           const int boxPlace_43 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(16 ^ boxSwizzle_1));
-          Ps[boxPlace_43] = tsk_f32_to_bf16(dPt[11]);
+          KVs[boxPlace_43] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 11u)]);
         }
         {
           const int boxPlace_44 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(24 ^ boxSwizzle_1));
-          Ps[boxPlace_44] = tsk_f32_to_bf16(dPt[12]);
+          KVs[boxPlace_44] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 12u)]);
         }
         {
           const int boxPlace_45 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(24 ^ boxSwizzle_1));
-          Ps[boxPlace_45] = tsk_f32_to_bf16(dPt[13]);
+          KVs[boxPlace_45] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 13u)]);
         }
         {
           const int boxPlace_46 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(24 ^ boxSwizzle_1));
-          Ps[boxPlace_46] = tsk_f32_to_bf16(dPt[14]);
+          KVs[boxPlace_46] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 14u)]);
         }
         {
           const int boxPlace_47 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(24 ^ boxSwizzle_1));
-          Ps[boxPlace_47] = tsk_f32_to_bf16(dPt[15]);
+          KVs[boxPlace_47] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 15u)]);
         }
         {
           const int boxPlace_48 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(32 ^ boxSwizzle_1));
-          Ps[boxPlace_48] = tsk_f32_to_bf16(dPt[16]);
+          KVs[boxPlace_48] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 16u)]);
         }
         {
           const int boxPlace_49 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(32 ^ boxSwizzle_1));
-          Ps[boxPlace_49] = tsk_f32_to_bf16(dPt[17]);
+          KVs[boxPlace_49] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 17u)]);
         }
         {
           const int boxPlace_50 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(32 ^ boxSwizzle_1));
-          Ps[boxPlace_50] = tsk_f32_to_bf16(dPt[18]);
+          KVs[boxPlace_50] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 18u)]);
         }
         {
           const int boxPlace_51 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(32 ^ boxSwizzle_1));
-          Ps[boxPlace_51] = tsk_f32_to_bf16(dPt[19]);
+          KVs[boxPlace_51] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 19u)]);
         }
         {
           const int boxPlace_52 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(40 ^ boxSwizzle_1));
-          Ps[boxPlace_52] = tsk_f32_to_bf16(dPt[20]);
+          KVs[boxPlace_52] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 20u)]);
         }
         {
           const int boxPlace_53 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(40 ^ boxSwizzle_1));
-          Ps[boxPlace_53] = tsk_f32_to_bf16(dPt[21]);
+          KVs[boxPlace_53] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 21u)]);
         }
         {
           const int boxPlace_54 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(40 ^ boxSwizzle_1));
-          Ps[boxPlace_54] = tsk_f32_to_bf16(dPt[22]);
+          KVs[boxPlace_54] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 22u)]);
         }
         {
           const int boxPlace_55 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(40 ^ boxSwizzle_1));
-          Ps[boxPlace_55] = tsk_f32_to_bf16(dPt[23]);
+          KVs[boxPlace_55] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 23u)]);
         }
         {
           const int boxPlace_56 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(48 ^ boxSwizzle_1));
-          Ps[boxPlace_56] = tsk_f32_to_bf16(dPt[24]);
+          KVs[boxPlace_56] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 24u)]);
         }
         {
           const int boxPlace_57 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(48 ^ boxSwizzle_1));
-          Ps[boxPlace_57] = tsk_f32_to_bf16(dPt[25]);
+          KVs[boxPlace_57] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 25u)]);
         }
         {
           const int boxPlace_58 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(48 ^ boxSwizzle_1));
-          Ps[boxPlace_58] = tsk_f32_to_bf16(dPt[26]);
+          KVs[boxPlace_58] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 26u)]);
         }
         {
           const int boxPlace_59 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(48 ^ boxSwizzle_1));
-          Ps[boxPlace_59] = tsk_f32_to_bf16(dPt[27]);
+          KVs[boxPlace_59] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 27u)]);
         }
         {
           const int boxPlace_60 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(56 ^ boxSwizzle_1));
-          Ps[boxPlace_60] = tsk_f32_to_bf16(dPt[28]);
+          KVs[boxPlace_60] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 28u)]);
         }
         {
           const int boxPlace_61 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(56 ^ boxSwizzle_1));
-          Ps[boxPlace_61] = tsk_f32_to_bf16(dPt[29]);
+          KVs[boxPlace_61] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 29u)]);
         }
         {
           const int boxPlace_62 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(56 ^ boxSwizzle_1));
-          Ps[boxPlace_62] = tsk_f32_to_bf16(dPt[30]);
+          KVs[boxPlace_62] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 30u)]);
         }
         {
           const int boxPlace_63 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(56 ^ boxSwizzle_1));
-          Ps[boxPlace_63] = tsk_f32_to_bf16(dPt[31]);
-        }
-      }
-#line 239 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 240 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase);
-#line 241 "examples/flash-attention-backward.ts"
-      readyPhase ^= 1;
-#line 243 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int kk_2 = 0; kk_2 < 4; kk_2++) {
-#line 244 "examples/flash-attention-backward.ts"
-        tsk_wgmma_fence();
-#pragma unroll
-        for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 245 "examples/flash-attention-backward.ts"
-          tsk_wgmma_m64n64k16_bf16_n(&dVacc[b_3 * 32], tsk_wgmma_desc_k(&Ps[(int)((unsigned int)mine + 16u * (unsigned int)kk_2)]), tsk_wgmma_desc_n(&QOs[(int)((unsigned int)s_2 * 16384u + 8192u + (unsigned int)b_3 * 64u * 64u + 1024u * (unsigned int)kk_2)], (64) * 128));
-        }
-      }
-#line 248 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int kk_3 = 0; kk_3 < 4; kk_3++) {
-#line 249 "examples/flash-attention-backward.ts"
-        tsk_wgmma_fence();
-#pragma unroll
-        for (int b_4 = 0; b_4 < 2; b_4++) {
-#line 250 "examples/flash-attention-backward.ts"
-          tsk_wgmma_m64n64k16_bf16_n(&dKacc[b_4 * 32], tsk_wgmma_desc_k(&Ps[(int)((unsigned int)mine + 4096u + 16u * (unsigned int)kk_3)]), tsk_wgmma_desc_n(&QOs[(int)((unsigned int)s_2 * 16384u + (unsigned int)b_4 * 64u * 64u + 1024u * (unsigned int)kk_3)], (64) * 128));
-        }
-      }
-#line 253 "examples/flash-attention-backward.ts"
-      tsk_wgmma_commit();
-#line 254 "examples/flash-attention-backward.ts"
-      tsk_wgmma_wait<0>();
-      tsk_wgmma_keep<32>(St);
-      tsk_wgmma_keep<32>(dPt);
-      tsk_wgmma_keep<64>(dVacc);
-      tsk_wgmma_keep<64>(dKacc);
-#line 255 "examples/flash-attention-backward.ts"
-      if (lane == 0) {
-#line 256 "examples/flash-attention-backward.ts"
-        tsk_mbarrier_arrive(&empty[s_2]);
-      }
-#line 258 "examples/flash-attention-backward.ts"
-      s_2 = (int)((unsigned int)s_2 + 1u);
-#line 259 "examples/flash-attention-backward.ts"
-      if (s_2 == 2) {
-#line 260 "examples/flash-attention-backward.ts"
-        s_2 = 0;
-#line 261 "examples/flash-attention-backward.ts"
-        phase_1 ^= 1;
-      }
-    }
-#line 265 "examples/flash-attention-backward.ts"
-#pragma unroll
-    for (int b_5 = 0; b_5 < 2; b_5++) {
-#line 266 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int e_2 = 0; e_2 < 32; e_2++) {
-#line 267 "examples/flash-attention-backward.ts"
-        dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)] = dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)] * scale; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)]);
-      }
-      {
-#line 269 "examples/flash-attention-backward.ts"
-        const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
-        const int laneGroup_2 = (lane_3 >> 2) & 7;
-        const int lanePlace_2 = lane_3 & 3;
-        const int boxRow_2 = (int)((unsigned int)laneGroup_2 + (unsigned int)(lane_3 >> 5) * 16u);
-        const int boxCol_2 = (int)((unsigned int)lanePlace_2 * 2u);
-        const int boxSize_2 = (int)(64u << 6);
-        const int boxBase_2 = (int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow_2 << 6) + (unsigned int)boxCol_2);
-        const int boxSwizzle_2 = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow_2) & 7) << 3);
-        {
-          const int boxPlace_64 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(0 ^ boxSwizzle_2));
-          KVs[boxPlace_64] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u)]);
-        }
-        {
-          const int boxPlace_65 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(0 ^ boxSwizzle_2));
-          KVs[boxPlace_65] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 1u)]);
-        }
-        {
-          const int boxPlace_66 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(0 ^ boxSwizzle_2));
-          KVs[boxPlace_66] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 2u)]);
-        }
-        {
-          const int boxPlace_67 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(0 ^ boxSwizzle_2));
-          KVs[boxPlace_67] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 3u)]);
-        }
-        {
-          const int boxPlace_68 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(8 ^ boxSwizzle_2));
-          KVs[boxPlace_68] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 4u)]);
-        }
-        {
-          const int boxPlace_69 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(8 ^ boxSwizzle_2));
-          KVs[boxPlace_69] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 5u)]);
-        }
-        {
-          const int boxPlace_70 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(8 ^ boxSwizzle_2));
-          KVs[boxPlace_70] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 6u)]);
-        }
-        {
-          const int boxPlace_71 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(8 ^ boxSwizzle_2));
-          KVs[boxPlace_71] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 7u)]);
-        }
-        {
-          const int boxPlace_72 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(16 ^ boxSwizzle_2));
-          KVs[boxPlace_72] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 8u)]);
-        }
-        {
-          const int boxPlace_73 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(16 ^ boxSwizzle_2));
-          KVs[boxPlace_73] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 9u)]);
-        }
-        {
-          const int boxPlace_74 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(16 ^ boxSwizzle_2));
-          KVs[boxPlace_74] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 10u)]);
-        }
-        {
-          const int boxPlace_75 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(16 ^ boxSwizzle_2));
-          KVs[boxPlace_75] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 11u)]);
-        }
-        {
-          const int boxPlace_76 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(24 ^ boxSwizzle_2));
-          KVs[boxPlace_76] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 12u)]);
-        }
-        {
-          const int boxPlace_77 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(24 ^ boxSwizzle_2));
-          KVs[boxPlace_77] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 13u)]);
-        }
-        {
-          const int boxPlace_78 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(24 ^ boxSwizzle_2));
-          KVs[boxPlace_78] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 14u)]);
-        }
-        {
-          const int boxPlace_79 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(24 ^ boxSwizzle_2));
-          KVs[boxPlace_79] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 15u)]);
-        }
-        {
-          const int boxPlace_80 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(32 ^ boxSwizzle_2));
-          KVs[boxPlace_80] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 16u)]);
-        }
-        {
-          const int boxPlace_81 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(32 ^ boxSwizzle_2));
-          KVs[boxPlace_81] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 17u)]);
-        }
-        {
-          const int boxPlace_82 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(32 ^ boxSwizzle_2));
-          KVs[boxPlace_82] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 18u)]);
-        }
-        {
-          const int boxPlace_83 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(32 ^ boxSwizzle_2));
-          KVs[boxPlace_83] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 19u)]);
-        }
-        {
-          const int boxPlace_84 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(40 ^ boxSwizzle_2));
-          KVs[boxPlace_84] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 20u)]);
-        }
-        {
-          const int boxPlace_85 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(40 ^ boxSwizzle_2));
-          KVs[boxPlace_85] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 21u)]);
-        }
-        {
-          const int boxPlace_86 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(40 ^ boxSwizzle_2));
-          KVs[boxPlace_86] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 22u)]);
-        }
-        {
-          const int boxPlace_87 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(40 ^ boxSwizzle_2));
-          KVs[boxPlace_87] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 23u)]);
-        }
-        {
-          const int boxPlace_88 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(48 ^ boxSwizzle_2));
-          KVs[boxPlace_88] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 24u)]);
-        }
-        {
-          const int boxPlace_89 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(48 ^ boxSwizzle_2));
-          KVs[boxPlace_89] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 25u)]);
-        }
-        {
-          const int boxPlace_90 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(48 ^ boxSwizzle_2));
-          KVs[boxPlace_90] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 26u)]);
-        }
-        {
-          const int boxPlace_91 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(48 ^ boxSwizzle_2));
-          KVs[boxPlace_91] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 27u)]);
-        }
-        {
-          const int boxPlace_92 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(56 ^ boxSwizzle_2));
-          KVs[boxPlace_92] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 28u)]);
-        }
-        {
-          const int boxPlace_93 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(56 ^ boxSwizzle_2));
-          KVs[boxPlace_93] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 29u)]);
-        }
-        {
-          const int boxPlace_94 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(56 ^ boxSwizzle_2));
-          KVs[boxPlace_94] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 30u)]);
-        }
-        {
-          const int boxPlace_95 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(56 ^ boxSwizzle_2));
-          KVs[boxPlace_95] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 31u)]);
-        }
-      }
-      {
-#line 270 "examples/flash-attention-backward.ts"
-        const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
-        const int laneGroup_3 = (lane_4 >> 2) & 7;
-        const int lanePlace_3 = lane_4 & 3;
-        const int boxRow_3 = (int)((unsigned int)laneGroup_3 + (unsigned int)(lane_4 >> 5) * 16u);
-        const int boxCol_3 = (int)((unsigned int)lanePlace_3 * 2u);
-        const int boxSize_3 = (int)(64u << 6);
-        const int boxBase_3 = (int)(16384u + (unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow_3 << 6) + (unsigned int)boxCol_3);
-        const int boxSwizzle_3 = (int)((unsigned int)((int)((unsigned int)((int)(16384u + (unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow_3) & 7) << 3);
-        {
-          const int boxPlace_96 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(0 ^ boxSwizzle_3));
-          KVs[boxPlace_96] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u)]);
-        }
-        {
-          const int boxPlace_97 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(0 ^ boxSwizzle_3));
-          KVs[boxPlace_97] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 1u)]);
-        }
-        {
-          const int boxPlace_98 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(0 ^ boxSwizzle_3));
-          KVs[boxPlace_98] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 2u)]);
-        }
-        {
-          const int boxPlace_99 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(0 ^ boxSwizzle_3));
-          KVs[boxPlace_99] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 3u)]);
-        }
-        {
-          const int boxPlace_100 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(8 ^ boxSwizzle_3));
-          KVs[boxPlace_100] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 4u)]);
-        }
-        {
-          const int boxPlace_101 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(8 ^ boxSwizzle_3));
-          KVs[boxPlace_101] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 5u)]);
-        }
-        {
-          const int boxPlace_102 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(8 ^ boxSwizzle_3));
-          KVs[boxPlace_102] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 6u)]);
-        }
-        {
-          const int boxPlace_103 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(8 ^ boxSwizzle_3));
-          KVs[boxPlace_103] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 7u)]);
-        }
-        {
-          const int boxPlace_104 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(16 ^ boxSwizzle_3));
-          KVs[boxPlace_104] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 8u)]);
-        }
-        {
-          const int boxPlace_105 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(16 ^ boxSwizzle_3));
-          KVs[boxPlace_105] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 9u)]);
-        }
-        {
-          const int boxPlace_106 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(16 ^ boxSwizzle_3));
-          KVs[boxPlace_106] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 10u)]);
-        }
-        {
-          const int boxPlace_107 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(16 ^ boxSwizzle_3));
-          KVs[boxPlace_107] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 11u)]);
-        }
-        {
-          const int boxPlace_108 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(24 ^ boxSwizzle_3));
-          KVs[boxPlace_108] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 12u)]);
-        }
-        {
-          const int boxPlace_109 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(24 ^ boxSwizzle_3));
-          KVs[boxPlace_109] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 13u)]);
-        }
-        {
-          const int boxPlace_110 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(24 ^ boxSwizzle_3));
-          KVs[boxPlace_110] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 14u)]);
-        }
-        {
-          const int boxPlace_111 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(24 ^ boxSwizzle_3));
-          KVs[boxPlace_111] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 15u)]);
-        }
-        {
-          const int boxPlace_112 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(32 ^ boxSwizzle_3));
-          KVs[boxPlace_112] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 16u)]);
-        }
-        {
-          const int boxPlace_113 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(32 ^ boxSwizzle_3));
-          KVs[boxPlace_113] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 17u)]);
-        }
-        {
-          const int boxPlace_114 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(32 ^ boxSwizzle_3));
-          KVs[boxPlace_114] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 18u)]);
-        }
-        {
-          const int boxPlace_115 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(32 ^ boxSwizzle_3));
-          KVs[boxPlace_115] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 19u)]);
-        }
-        {
-          const int boxPlace_116 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(40 ^ boxSwizzle_3));
-          KVs[boxPlace_116] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 20u)]);
-        }
-        {
-          const int boxPlace_117 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(40 ^ boxSwizzle_3));
-          KVs[boxPlace_117] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 21u)]);
-        }
-        {
-          const int boxPlace_118 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(40 ^ boxSwizzle_3));
-          KVs[boxPlace_118] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 22u)]);
-        }
-        {
-          const int boxPlace_119 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(40 ^ boxSwizzle_3));
-          KVs[boxPlace_119] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 23u)]);
-        }
-        {
-          const int boxPlace_120 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(48 ^ boxSwizzle_3));
-          KVs[boxPlace_120] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 24u)]);
-        }
-        {
-          const int boxPlace_121 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(48 ^ boxSwizzle_3));
-          KVs[boxPlace_121] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 25u)]);
-        }
-        {
-          const int boxPlace_122 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(48 ^ boxSwizzle_3));
-          KVs[boxPlace_122] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 26u)]);
-        }
-        {
-          const int boxPlace_123 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(48 ^ boxSwizzle_3));
-          KVs[boxPlace_123] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 27u)]);
-        }
-        {
-          const int boxPlace_124 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(56 ^ boxSwizzle_3));
-          KVs[boxPlace_124] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 28u)]);
-        }
-        {
-          const int boxPlace_125 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(56 ^ boxSwizzle_3));
-          KVs[boxPlace_125] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 29u)]);
-        }
-        {
-          const int boxPlace_126 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(56 ^ boxSwizzle_3));
-          KVs[boxPlace_126] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 30u)]);
-        }
-        {
-          const int boxPlace_127 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(56 ^ boxSwizzle_3));
-          KVs[boxPlace_127] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 31u)]);
+          KVs[boxPlace_63] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 31u)]);
         }
       }
     }
-#line 272 "examples/flash-attention-backward.ts"
-    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 273 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 274 "examples/flash-attention-backward.ts"
-    if ((tid & 127) == 0) {
+    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 275 "examples/flash-attention-backward.ts"
+    tsk_mbarrier_wait(&ready[c], 0);
+#line 276 "examples/flash-attention-backward.ts"
+    if ((tid & 127) == 0) {
+#line 277 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b_6 = 0; b_6 < 2; b_6++) {
-#line 276 "examples/flash-attention-backward.ts"
+#line 278 "examples/flash-attention-backward.ts"
         tsk_store_tile(mapDK, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)keys), &KVs[(int)((unsigned int)b_6 * 128u * 64u + (unsigned int)c * 64u * 64u)]);
-#line 277 "examples/flash-attention-backward.ts"
+#line 279 "examples/flash-attention-backward.ts"
         tsk_store_tile(mapDV, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)keys), &KVs[(int)(16384u + (unsigned int)b_6 * 128u * 64u + (unsigned int)c * 64u * 64u)]);
       }
-#line 279 "examples/flash-attention-backward.ts"
+#line 281 "examples/flash-attention-backward.ts"
       tsk_wait_tile_stores<0>();
     }
   }
 }
 
 // Kernel flashAttentionBackwardKV specialized for D = 64, STAGES = 2; block 384×1×1.
-#line 92 "examples/flash-attention-backward.ts"
+#line 97 "examples/flash-attention-backward.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_64_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, const tsk_bf16* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ Dsum, tsk_bf16* dK, tsk_bf16* dV, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapDO, const unsigned int* __restrict__ mapDK, const unsigned int* __restrict__ mapDV, int seq, float scale, int causal) {
-  // 99384 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  // 66616 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 122 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&KVs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 0);
-#line 123 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&QOs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 32768);
-#line 124 "examples/flash-attention-backward.ts"
-  float (&LDs)[256] = *reinterpret_cast<float (*)[256]>(tsk_dynamic_shared + 65536);
-#line 125 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&Ps)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 66560);
-#line 126 "examples/flash-attention-backward.ts"
-  unsigned long long (&kvFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 99328);
 #line 127 "examples/flash-attention-backward.ts"
-  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 99336);
+  tsk_bf16 (&KVs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 0);
 #line 128 "examples/flash-attention-backward.ts"
-  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 99352);
+  tsk_bf16 (&QOs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 32768);
 #line 129 "examples/flash-attention-backward.ts"
-  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 99368);
+  float (&LDs)[256] = *reinterpret_cast<float (*)[256]>(tsk_dynamic_shared + 65536);
 #line 130 "examples/flash-attention-backward.ts"
-  float St[32];
+  unsigned long long (&kvFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 66560);
 #line 131 "examples/flash-attention-backward.ts"
-  float dPt[32];
+  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 66568);
 #line 132 "examples/flash-attention-backward.ts"
-  float dVacc[32];
+  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 66584);
 #line 133 "examples/flash-attention-backward.ts"
-  float dKacc[32];
+  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 66600);
 #line 134 "examples/flash-attention-backward.ts"
-  const int tid = (int)threadIdx.x;
-#line 136 "examples/flash-attention-backward.ts"
-  const float scale2 = scale * 1.442695f;
-#line 137 "examples/flash-attention-backward.ts"
-  const int k0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
+  float St[32];
+#line 135 "examples/flash-attention-backward.ts"
+  float dPt[32];
 #line 138 "examples/flash-attention-backward.ts"
-  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+  unsigned Pt[16];
+#line 139 "examples/flash-attention-backward.ts"
+  unsigned dSt[16];
 #line 140 "examples/flash-attention-backward.ts"
-  const int first = causal != 0 ? k0 / 64 : 0;
+  float dVacc[32];
 #line 141 "examples/flash-attention-backward.ts"
-  const int tiles = seq / 64;
+  float dKacc[32];
 #line 142 "examples/flash-attention-backward.ts"
-  if (tid == 0) {
-#line 143 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_init(&kvFull[0], 1);
+  const int tid = (int)threadIdx.x;
 #line 144 "examples/flash-attention-backward.ts"
-    for (int s = 0; s < 2; s++) {
+  const float scale2 = scale * 1.442695f;
+#line 145 "examples/flash-attention-backward.ts"
+  const int k0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
 #line 146 "examples/flash-attention-backward.ts"
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+#line 148 "examples/flash-attention-backward.ts"
+  const int first = causal != 0 ? k0 / 64 : 0;
+#line 149 "examples/flash-attention-backward.ts"
+  const int tiles = seq / 64;
+#line 150 "examples/flash-attention-backward.ts"
+  if (tid == 0) {
+#line 151 "examples/flash-attention-backward.ts"
+    tsk_mbarrier_init(&kvFull[0], 1);
+#line 152 "examples/flash-attention-backward.ts"
+    for (int s = 0; s < 2; s++) {
+#line 154 "examples/flash-attention-backward.ts"
       tsk_mbarrier_init(&full[s], 129);
-#line 147 "examples/flash-attention-backward.ts"
+#line 155 "examples/flash-attention-backward.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 149 "examples/flash-attention-backward.ts"
+#line 157 "examples/flash-attention-backward.ts"
     tsk_mbarrier_init(&ready[0], 128);
-#line 150 "examples/flash-attention-backward.ts"
+#line 158 "examples/flash-attention-backward.ts"
     tsk_mbarrier_init(&ready[1], 128);
   }
-#line 152 "examples/flash-attention-backward.ts"
+#line 160 "examples/flash-attention-backward.ts"
   __syncthreads();
-#line 153 "examples/flash-attention-backward.ts"
+#line 161 "examples/flash-attention-backward.ts"
   if (tsk_warpgroup_idx() == 0) {
-#line 156 "examples/flash-attention-backward.ts"
+#line 164 "examples/flash-attention-backward.ts"
     tsk_setmaxnreg_dec<24>();
-#line 157 "examples/flash-attention-backward.ts"
+#line 165 "examples/flash-attention-backward.ts"
     if (tid == 0) {
-#line 158 "examples/flash-attention-backward.ts"
+#line 166 "examples/flash-attention-backward.ts"
       tsk_mbarrier_arrive_expect(&kvFull[0], 32768);
-#line 159 "examples/flash-attention-backward.ts"
+#line 167 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
-#line 160 "examples/flash-attention-backward.ts"
+#line 168 "examples/flash-attention-backward.ts"
         tsk_copy_tile(&KVs[(int)((unsigned int)b * 128u * 64u)], mapK, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)k0), &kvFull[0]);
-#line 161 "examples/flash-attention-backward.ts"
+#line 169 "examples/flash-attention-backward.ts"
         tsk_copy_tile(&KVs[(int)(8192u + (unsigned int)b * 128u * 64u)], mapV, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)k0), &kvFull[0]);
       }
     }
-#line 164 "examples/flash-attention-backward.ts"
+#line 172 "examples/flash-attention-backward.ts"
     int s_1 = 0;
-#line 165 "examples/flash-attention-backward.ts"
+#line 173 "examples/flash-attention-backward.ts"
     int phase = 0;
-#line 166 "examples/flash-attention-backward.ts"
+#line 174 "examples/flash-attention-backward.ts"
     for (int i = first; i < tiles; i++) {
-#line 167 "examples/flash-attention-backward.ts"
+#line 175 "examples/flash-attention-backward.ts"
       tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
-#line 168 "examples/flash-attention-backward.ts"
+#line 176 "examples/flash-attention-backward.ts"
       if (tid == 0) {
-#line 169 "examples/flash-attention-backward.ts"
+#line 177 "examples/flash-attention-backward.ts"
         tsk_mbarrier_arrive_expect(&full[s_1], 16384);
-#line 170 "examples/flash-attention-backward.ts"
+#line 178 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 171 "examples/flash-attention-backward.ts"
+#line 179 "examples/flash-attention-backward.ts"
           tsk_copy_tile(&QOs[(int)((unsigned int)s_1 * 8192u + (unsigned int)b_1 * 64u * 64u)], mapQ, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)i * 64u), &full[s_1]);
-#line 172 "examples/flash-attention-backward.ts"
+#line 180 "examples/flash-attention-backward.ts"
           tsk_copy_tile(&QOs[(int)((unsigned int)s_1 * 8192u + 4096u + (unsigned int)b_1 * 64u * 64u)], mapDO, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)i * 64u), &full[s_1]);
         }
       }
-#line 176 "examples/flash-attention-backward.ts"
+#line 184 "examples/flash-attention-backward.ts"
       if (tid < 64) {
-#line 177 "examples/flash-attention-backward.ts"
+#line 185 "examples/flash-attention-backward.ts"
         LDs[(int)((unsigned int)s_1 * 2u * 64u + (unsigned int)tid)] = L[(int)((unsigned int)head + (unsigned int)i * 64u + (unsigned int)tid)];
       } else {
-#line 179 "examples/flash-attention-backward.ts"
+#line 187 "examples/flash-attention-backward.ts"
         LDs[(int)((unsigned int)s_1 * 2u * 64u + (unsigned int)tid)] = Dsum[(int)((unsigned int)head + (unsigned int)i * 64u + (unsigned int)tid - 64u)];
       }
-#line 181 "examples/flash-attention-backward.ts"
+#line 189 "examples/flash-attention-backward.ts"
       tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&full[s_1]);
-#line 182 "examples/flash-attention-backward.ts"
+#line 190 "examples/flash-attention-backward.ts"
       s_1 = (int)((unsigned int)s_1 + 1u);
-#line 183 "examples/flash-attention-backward.ts"
+#line 191 "examples/flash-attention-backward.ts"
       if (s_1 == 2) {
-#line 184 "examples/flash-attention-backward.ts"
+#line 192 "examples/flash-attention-backward.ts"
         s_1 = 0;
-#line 185 "examples/flash-attention-backward.ts"
+#line 193 "examples/flash-attention-backward.ts"
         phase ^= 1;
       }
     }
   } else {
-#line 189 "examples/flash-attention-backward.ts"
+#line 197 "examples/flash-attention-backward.ts"
     tsk_setmaxnreg_inc<240>();
-#line 190 "examples/flash-attention-backward.ts"
+#line 198 "examples/flash-attention-backward.ts"
     const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 191 "examples/flash-attention-backward.ts"
+#line 199 "examples/flash-attention-backward.ts"
     const int lane = tid & 31;
-#line 192 "examples/flash-attention-backward.ts"
-    const int mine = (int)((unsigned int)c * 2u * 64u * 64u);
-#line 194 "examples/flash-attention-backward.ts"
+#line 201 "examples/flash-attention-backward.ts"
     const int keys = (int)((unsigned int)k0 + 64u * (unsigned int)c);
-#line 195 "examples/flash-attention-backward.ts"
+#line 202 "examples/flash-attention-backward.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 196 "examples/flash-attention-backward.ts"
+#line 203 "examples/flash-attention-backward.ts"
       dVacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u)]);
       dVacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       dVacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -1462,7 +1191,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
       dVacc[(int)((unsigned int)b_2 * 32u + 29u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 29u)]);
       dVacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       dVacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&dVacc[(int)((unsigned int)b_2 * 32u + 31u)]);
-#line 197 "examples/flash-attention-backward.ts"
+#line 204 "examples/flash-attention-backward.ts"
       dKacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u)]);
       dKacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       dKacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -1496,19 +1225,17 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
       dKacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       dKacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_2 * 32u + 31u)]);
     }
-#line 199 "examples/flash-attention-backward.ts"
+#line 206 "examples/flash-attention-backward.ts"
     int s_2 = 0;
-#line 200 "examples/flash-attention-backward.ts"
+#line 207 "examples/flash-attention-backward.ts"
     int phase_1 = 0;
-#line 201 "examples/flash-attention-backward.ts"
-    int readyPhase = 0;
-#line 202 "examples/flash-attention-backward.ts"
+#line 208 "examples/flash-attention-backward.ts"
     tsk_mbarrier_wait(&kvFull[0], 0);
-#line 203 "examples/flash-attention-backward.ts"
+#line 209 "examples/flash-attention-backward.ts"
     for (int i_1 = first; i_1 < tiles; i_1++) {
-#line 204 "examples/flash-attention-backward.ts"
+#line 210 "examples/flash-attention-backward.ts"
       tsk_mbarrier_wait(&full[s_2], phase_1);
-#line 205 "examples/flash-attention-backward.ts"
+#line 211 "examples/flash-attention-backward.ts"
       St[0] = 0.0f; tsk_wgmma_keep<1>(&St[0]);
       St[1] = 0.0f; tsk_wgmma_keep<1>(&St[1]);
       St[2] = 0.0f; tsk_wgmma_keep<1>(&St[2]);
@@ -1541,7 +1268,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
       St[29] = 0.0f; tsk_wgmma_keep<1>(&St[29]);
       St[30] = 0.0f; tsk_wgmma_keep<1>(&St[30]);
       St[31] = 0.0f; tsk_wgmma_keep<1>(&St[31]);
-#line 206 "examples/flash-attention-backward.ts"
+#line 212 "examples/flash-attention-backward.ts"
       dPt[0] = 0.0f; tsk_wgmma_keep<1>(&dPt[0]);
       dPt[1] = 0.0f; tsk_wgmma_keep<1>(&dPt[1]);
       dPt[2] = 0.0f; tsk_wgmma_keep<1>(&dPt[2]);
@@ -1574,826 +1301,540 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
       dPt[29] = 0.0f; tsk_wgmma_keep<1>(&dPt[29]);
       dPt[30] = 0.0f; tsk_wgmma_keep<1>(&dPt[30]);
       dPt[31] = 0.0f; tsk_wgmma_keep<1>(&dPt[31]);
-#line 207 "examples/flash-attention-backward.ts"
+#line 213 "examples/flash-attention-backward.ts"
       tsk_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 4; kk++) {
-#line 208 "examples/flash-attention-backward.ts"
+#line 214 "examples/flash-attention-backward.ts"
         tsk_wgmma_m64n64k16_bf16_k(&St[0 * 32], tsk_wgmma_desc_k(&KVs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&QOs[(int)((unsigned int)s_2 * 8192u + (unsigned int)(kk >> 2) * 64u * 64u + 16u * (unsigned int)(kk & 3))]));
       }
-#line 210 "examples/flash-attention-backward.ts"
+#line 216 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int kk_1 = 0; kk_1 < 4; kk_1++) {
-#line 211 "examples/flash-attention-backward.ts"
+#line 217 "examples/flash-attention-backward.ts"
         tsk_wgmma_m64n64k16_bf16_k(&dPt[0 * 32], tsk_wgmma_desc_k(&KVs[(int)(8192u + (unsigned int)(kk_1 >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk_1 & 3))]), tsk_wgmma_desc_k(&QOs[(int)((unsigned int)s_2 * 8192u + 4096u + (unsigned int)(kk_1 >> 2) * 64u * 64u + 16u * (unsigned int)(kk_1 & 3))]));
       }
-#line 213 "examples/flash-attention-backward.ts"
+#line 219 "examples/flash-attention-backward.ts"
       tsk_wgmma_commit();
-#line 214 "examples/flash-attention-backward.ts"
+#line 220 "examples/flash-attention-backward.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<32>(St);
       tsk_wgmma_keep<32>(dPt);
       tsk_wgmma_keep<32>(dVacc);
       tsk_wgmma_keep<32>(dKacc);
-#line 217 "examples/flash-attention-backward.ts"
+#line 223 "examples/flash-attention-backward.ts"
       const int q0 = (int)((unsigned int)i_1 * 64u);
-#line 218 "examples/flash-attention-backward.ts"
+#line 224 "examples/flash-attention-backward.ts"
       const int lds = (int)((unsigned int)s_2 * 2u * 64u);
-#line 219 "examples/flash-attention-backward.ts"
+#line 226 "examples/flash-attention-backward.ts"
       if (causal != 0 && q0 < (int)((unsigned int)keys + 64u)) {
-#line 220 "examples/flash-attention-backward.ts"
+#line 227 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int e = 0; e < 32; e++) {
-#line 221 "examples/flash-attention-backward.ts"
+#line 228 "examples/flash-attention-backward.ts"
           const int column = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u);
-#line 222 "examples/flash-attention-backward.ts"
-          float p = tsk_exp2f(St[(int)(0u + (unsigned int)e)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column)]);
-#line 223 "examples/flash-attention-backward.ts"
+#line 229 "examples/flash-attention-backward.ts"
+          float p = tsk_exp2f(fmaf(St[(int)(0u + (unsigned int)e)], scale2, -LDs[(int)((unsigned int)lds + (unsigned int)column)]));
+#line 230 "examples/flash-attention-backward.ts"
           if ((int)((unsigned int)keys + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u)) > (int)((unsigned int)q0 + (unsigned int)column)) {
-#line 224 "examples/flash-attention-backward.ts"
+#line 231 "examples/flash-attention-backward.ts"
             p = 0.0f;
           }
-#line 226 "examples/flash-attention-backward.ts"
-          St[(int)(0u + (unsigned int)e)] = p; tsk_wgmma_keep<1>(&St[(int)(0u + (unsigned int)e)]);
-#line 227 "examples/flash-attention-backward.ts"
-          dPt[(int)(0u + (unsigned int)e)] = p * (dPt[(int)(0u + (unsigned int)e)] - LDs[(int)((unsigned int)lds + 64u + (unsigned int)column)]); tsk_wgmma_keep<1>(&dPt[(int)(0u + (unsigned int)e)]);
+#line 233 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(Pt[((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) >> 1], ((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) & 1, p);
+#line 234 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(dSt[((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) >> 1], ((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) & 1, p * (dPt[(int)(0u + (unsigned int)e)] - LDs[(int)((unsigned int)lds + 64u + (unsigned int)column)]));
         }
       } else {
-#line 230 "examples/flash-attention-backward.ts"
+#line 237 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int e_1 = 0; e_1 < 32; e_1++) {
-#line 231 "examples/flash-attention-backward.ts"
+#line 238 "examples/flash-attention-backward.ts"
           const int column_1 = (int)((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e_1 >> 0) & 1) * 1u + (unsigned int)((e_1 >> 2) & 1) * 8u + (unsigned int)((e_1 >> 3) & 1) * 16u + (unsigned int)((e_1 >> 4) & 1) * 32u);
-#line 232 "examples/flash-attention-backward.ts"
-          const float p_1 = tsk_exp2f(St[(int)(0u + (unsigned int)e_1)] * scale2 - LDs[(int)((unsigned int)lds + (unsigned int)column_1)]);
-#line 233 "examples/flash-attention-backward.ts"
-          St[(int)(0u + (unsigned int)e_1)] = p_1; tsk_wgmma_keep<1>(&St[(int)(0u + (unsigned int)e_1)]);
-#line 234 "examples/flash-attention-backward.ts"
-          dPt[(int)(0u + (unsigned int)e_1)] = p_1 * (dPt[(int)(0u + (unsigned int)e_1)] - LDs[(int)((unsigned int)lds + 64u + (unsigned int)column_1)]); tsk_wgmma_keep<1>(&dPt[(int)(0u + (unsigned int)e_1)]);
+#line 239 "examples/flash-attention-backward.ts"
+          const float p_1 = tsk_exp2f(fmaf(St[(int)(0u + (unsigned int)e_1)], scale2, -LDs[(int)((unsigned int)lds + (unsigned int)column_1)]));
+#line 240 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(Pt[((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) >> 1], ((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) & 1, p_1);
+#line 241 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(dSt[((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) >> 1], ((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) & 1, p_1 * (dPt[(int)(0u + (unsigned int)e_1)] - LDs[(int)((unsigned int)lds + 64u + (unsigned int)column_1)]));
         }
       }
+#line 245 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int kk_2 = 0; kk_2 < 4; kk_2++) {
+#line 246 "examples/flash-attention-backward.ts"
+        tsk_wgmma_fence();
+#pragma unroll
+        for (int b_3 = 0; b_3 < 1; b_3++) {
+#line 247 "examples/flash-attention-backward.ts"
+          tsk_wgmma_m64n64k16_bf16_n_r(&dVacc[b_3 * 32], Pt[kk_2 * 4], Pt[kk_2 * 4 + 1], Pt[kk_2 * 4 + 2], Pt[kk_2 * 4 + 3], tsk_wgmma_desc_n(&QOs[(int)((unsigned int)s_2 * 8192u + 4096u + (unsigned int)b_3 * 64u * 64u + 1024u * (unsigned int)kk_2)], (64) * 128));
+        }
+      }
+#line 250 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int kk_3 = 0; kk_3 < 4; kk_3++) {
+#line 251 "examples/flash-attention-backward.ts"
+        tsk_wgmma_fence();
+#pragma unroll
+        for (int b_4 = 0; b_4 < 1; b_4++) {
+#line 252 "examples/flash-attention-backward.ts"
+          tsk_wgmma_m64n64k16_bf16_n_r(&dKacc[b_4 * 32], dSt[kk_3 * 4], dSt[kk_3 * 4 + 1], dSt[kk_3 * 4 + 2], dSt[kk_3 * 4 + 3], tsk_wgmma_desc_n(&QOs[(int)((unsigned int)s_2 * 8192u + (unsigned int)b_4 * 64u * 64u + 1024u * (unsigned int)kk_3)], (64) * 128));
+        }
+      }
+#line 255 "examples/flash-attention-backward.ts"
+      tsk_wgmma_commit();
+#line 256 "examples/flash-attention-backward.ts"
+      tsk_wgmma_wait<0>();
+      tsk_wgmma_keep<32>(St);
+      tsk_wgmma_keep<32>(dPt);
+      tsk_wgmma_keep<32>(dVacc);
+      tsk_wgmma_keep<32>(dKacc);
+#line 257 "examples/flash-attention-backward.ts"
+      if (lane == 0) {
+#line 258 "examples/flash-attention-backward.ts"
+        tsk_mbarrier_arrive(&empty[s_2]);
+      }
+#line 260 "examples/flash-attention-backward.ts"
+      s_2 = (int)((unsigned int)s_2 + 1u);
+#line 261 "examples/flash-attention-backward.ts"
+      if (s_2 == 2) {
+#line 262 "examples/flash-attention-backward.ts"
+        s_2 = 0;
+#line 263 "examples/flash-attention-backward.ts"
+        phase_1 ^= 1;
+      }
+    }
+#line 267 "examples/flash-attention-backward.ts"
+#pragma unroll
+    for (int b_5 = 0; b_5 < 1; b_5++) {
+#line 268 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int e_2 = 0; e_2 < 32; e_2++) {
+#line 269 "examples/flash-attention-backward.ts"
+        dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)] = dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)] * scale; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)]);
+      }
       {
-#line 237 "examples/flash-attention-backward.ts"
+#line 271 "examples/flash-attention-backward.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup = (lane_1 >> 2) & 7;
         const int lanePlace = lane_1 & 3;
         const int boxRow = (int)((unsigned int)laneGroup + (unsigned int)(lane_1 >> 5) * 16u);
         const int boxCol = (int)((unsigned int)lanePlace * 2u);
         const int boxSize = (int)(64u << 6);
-        const int boxBase = (int)((unsigned int)mine + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
-        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)(mine >> 6) + (unsigned int)boxRow) & 7) << 3);
+        const int boxBase = (int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
+        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow) & 7) << 3);
         {
           const int boxPlace = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace] = tsk_f32_to_bf16(St[0]);
+          KVs[boxPlace] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u)]);
         }
         {
           const int boxPlace_1 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_1] = tsk_f32_to_bf16(St[1]);
+          KVs[boxPlace_1] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 1u)]);
         }
         {
           const int boxPlace_2 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_2] = tsk_f32_to_bf16(St[2]);
+          KVs[boxPlace_2] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 2u)]);
         }
         {
           const int boxPlace_3 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_3] = tsk_f32_to_bf16(St[3]);
+          KVs[boxPlace_3] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 3u)]);
         }
         {
           const int boxPlace_4 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_4] = tsk_f32_to_bf16(St[4]);
+          KVs[boxPlace_4] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 4u)]);
         }
         {
           const int boxPlace_5 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_5] = tsk_f32_to_bf16(St[5]);
+          KVs[boxPlace_5] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 5u)]);
         }
         {
           const int boxPlace_6 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_6] = tsk_f32_to_bf16(St[6]);
+          KVs[boxPlace_6] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 6u)]);
         }
         {
           const int boxPlace_7 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_7] = tsk_f32_to_bf16(St[7]);
+          KVs[boxPlace_7] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 7u)]);
         }
         {
           const int boxPlace_8 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_8] = tsk_f32_to_bf16(St[8]);
+          KVs[boxPlace_8] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 8u)]);
         }
         {
           const int boxPlace_9 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_9] = tsk_f32_to_bf16(St[9]);
+          KVs[boxPlace_9] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 9u)]);
         }
         {
           const int boxPlace_10 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_10] = tsk_f32_to_bf16(St[10]);
+          KVs[boxPlace_10] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 10u)]);
         }
         {
           const int boxPlace_11 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_11] = tsk_f32_to_bf16(St[11]);
+          KVs[boxPlace_11] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 11u)]);
         }
         {
           const int boxPlace_12 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_12] = tsk_f32_to_bf16(St[12]);
+          KVs[boxPlace_12] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 12u)]);
         }
         {
           const int boxPlace_13 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_13] = tsk_f32_to_bf16(St[13]);
+          KVs[boxPlace_13] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 13u)]);
         }
         {
           const int boxPlace_14 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_14] = tsk_f32_to_bf16(St[14]);
+          KVs[boxPlace_14] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 14u)]);
         }
         {
           const int boxPlace_15 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_15] = tsk_f32_to_bf16(St[15]);
+          KVs[boxPlace_15] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 15u)]);
         }
         {
           const int boxPlace_16 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_16] = tsk_f32_to_bf16(St[16]);
+          KVs[boxPlace_16] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 16u)]);
         }
         {
           const int boxPlace_17 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_17] = tsk_f32_to_bf16(St[17]);
+          KVs[boxPlace_17] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 17u)]);
         }
         {
           const int boxPlace_18 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_18] = tsk_f32_to_bf16(St[18]);
+          KVs[boxPlace_18] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 18u)]);
         }
         {
           const int boxPlace_19 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_19] = tsk_f32_to_bf16(St[19]);
+          KVs[boxPlace_19] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 19u)]);
         }
         {
           const int boxPlace_20 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_20] = tsk_f32_to_bf16(St[20]);
+          KVs[boxPlace_20] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 20u)]);
         }
         {
           const int boxPlace_21 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_21] = tsk_f32_to_bf16(St[21]);
+          KVs[boxPlace_21] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 21u)]);
         }
         {
           const int boxPlace_22 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_22] = tsk_f32_to_bf16(St[22]);
+          KVs[boxPlace_22] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 22u)]);
         }
         {
           const int boxPlace_23 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_23] = tsk_f32_to_bf16(St[23]);
+          KVs[boxPlace_23] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 23u)]);
         }
         {
           const int boxPlace_24 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_24] = tsk_f32_to_bf16(St[24]);
+          KVs[boxPlace_24] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 24u)]);
         }
         {
           const int boxPlace_25 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_25] = tsk_f32_to_bf16(St[25]);
+          KVs[boxPlace_25] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 25u)]);
         }
         {
           const int boxPlace_26 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_26] = tsk_f32_to_bf16(St[26]);
+          KVs[boxPlace_26] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 26u)]);
         }
         {
           const int boxPlace_27 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_27] = tsk_f32_to_bf16(St[27]);
+          KVs[boxPlace_27] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 27u)]);
         }
         {
           const int boxPlace_28 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_28] = tsk_f32_to_bf16(St[28]);
+          KVs[boxPlace_28] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 28u)]);
         }
         {
           const int boxPlace_29 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_29] = tsk_f32_to_bf16(St[29]);
+          KVs[boxPlace_29] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 29u)]);
         }
         {
           const int boxPlace_30 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_30] = tsk_f32_to_bf16(St[30]);
+          KVs[boxPlace_30] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 30u)]);
         }
         {
           const int boxPlace_31 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_31] = tsk_f32_to_bf16(St[31]);
+          KVs[boxPlace_31] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 31u)]);
         }
       }
       {
-#line 238 "examples/flash-attention-backward.ts"
+#line 272 "examples/flash-attention-backward.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup_1 = (lane_2 >> 2) & 7;
         const int lanePlace_1 = lane_2 & 3;
         const int boxRow_1 = (int)((unsigned int)laneGroup_1 + (unsigned int)(lane_2 >> 5) * 16u);
         const int boxCol_1 = (int)((unsigned int)lanePlace_1 * 2u);
         const int boxSize_1 = (int)(64u << 6);
-        const int boxBase_1 = (int)((unsigned int)mine + 4096u + ((unsigned int)boxRow_1 << 6) + (unsigned int)boxCol_1);
-        const int boxSwizzle_1 = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)mine + 4096u) >> 6) + (unsigned int)boxRow_1) & 7) << 3);
+        const int boxBase_1 = (int)(8192u + (unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow_1 << 6) + (unsigned int)boxCol_1);
+        const int boxSwizzle_1 = (int)((unsigned int)((int)((unsigned int)((int)(8192u + (unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow_1) & 7) << 3);
         {
           const int boxPlace_32 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(0 ^ boxSwizzle_1));
-          Ps[boxPlace_32] = tsk_f32_to_bf16(dPt[0]);
+          KVs[boxPlace_32] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u)]);
         }
         {
           const int boxPlace_33 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(0 ^ boxSwizzle_1));
-          Ps[boxPlace_33] = tsk_f32_to_bf16(dPt[1]);
+          KVs[boxPlace_33] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 1u)]);
         }
         {
           const int boxPlace_34 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(0 ^ boxSwizzle_1));
-          Ps[boxPlace_34] = tsk_f32_to_bf16(dPt[2]);
+          KVs[boxPlace_34] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 2u)]);
         }
         {
           const int boxPlace_35 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(0 ^ boxSwizzle_1));
-          Ps[boxPlace_35] = tsk_f32_to_bf16(dPt[3]);
+          KVs[boxPlace_35] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 3u)]);
         }
         {
           const int boxPlace_36 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(8 ^ boxSwizzle_1));
-          Ps[boxPlace_36] = tsk_f32_to_bf16(dPt[4]);
+          KVs[boxPlace_36] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 4u)]);
         }
         {
           const int boxPlace_37 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(8 ^ boxSwizzle_1));
-          Ps[boxPlace_37] = tsk_f32_to_bf16(dPt[5]);
+          KVs[boxPlace_37] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 5u)]);
         }
         {
           const int boxPlace_38 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(8 ^ boxSwizzle_1));
-          Ps[boxPlace_38] = tsk_f32_to_bf16(dPt[6]);
+          KVs[boxPlace_38] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 6u)]);
         }
         {
           const int boxPlace_39 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(8 ^ boxSwizzle_1));
-          Ps[boxPlace_39] = tsk_f32_to_bf16(dPt[7]);
+          KVs[boxPlace_39] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 7u)]);
         }
         {
           const int boxPlace_40 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(16 ^ boxSwizzle_1));
-          Ps[boxPlace_40] = tsk_f32_to_bf16(dPt[8]);
+          KVs[boxPlace_40] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 8u)]);
         }
         {
           const int boxPlace_41 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(16 ^ boxSwizzle_1));
-          Ps[boxPlace_41] = tsk_f32_to_bf16(dPt[9]);
+          KVs[boxPlace_41] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 9u)]);
         }
         {
           const int boxPlace_42 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(16 ^ boxSwizzle_1));
-          Ps[boxPlace_42] = tsk_f32_to_bf16(dPt[10]);
+          KVs[boxPlace_42] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 10u)]);
         }
         {
           const int boxPlace_43 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(16 ^ boxSwizzle_1));
-          Ps[boxPlace_43] = tsk_f32_to_bf16(dPt[11]);
+          KVs[boxPlace_43] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 11u)]);
         }
         {
           const int boxPlace_44 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(24 ^ boxSwizzle_1));
-          Ps[boxPlace_44] = tsk_f32_to_bf16(dPt[12]);
+          KVs[boxPlace_44] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 12u)]);
         }
         {
           const int boxPlace_45 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(24 ^ boxSwizzle_1));
-          Ps[boxPlace_45] = tsk_f32_to_bf16(dPt[13]);
+          KVs[boxPlace_45] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 13u)]);
         }
         {
           const int boxPlace_46 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(24 ^ boxSwizzle_1));
-          Ps[boxPlace_46] = tsk_f32_to_bf16(dPt[14]);
+          KVs[boxPlace_46] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 14u)]);
         }
         {
           const int boxPlace_47 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(24 ^ boxSwizzle_1));
-          Ps[boxPlace_47] = tsk_f32_to_bf16(dPt[15]);
+          KVs[boxPlace_47] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 15u)]);
         }
         {
           const int boxPlace_48 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(32 ^ boxSwizzle_1));
-          Ps[boxPlace_48] = tsk_f32_to_bf16(dPt[16]);
+          KVs[boxPlace_48] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 16u)]);
         }
         {
           const int boxPlace_49 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(32 ^ boxSwizzle_1));
-          Ps[boxPlace_49] = tsk_f32_to_bf16(dPt[17]);
+          KVs[boxPlace_49] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 17u)]);
         }
         {
           const int boxPlace_50 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(32 ^ boxSwizzle_1));
-          Ps[boxPlace_50] = tsk_f32_to_bf16(dPt[18]);
+          KVs[boxPlace_50] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 18u)]);
         }
         {
           const int boxPlace_51 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(32 ^ boxSwizzle_1));
-          Ps[boxPlace_51] = tsk_f32_to_bf16(dPt[19]);
+          KVs[boxPlace_51] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 19u)]);
         }
         {
           const int boxPlace_52 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(40 ^ boxSwizzle_1));
-          Ps[boxPlace_52] = tsk_f32_to_bf16(dPt[20]);
+          KVs[boxPlace_52] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 20u)]);
         }
         {
           const int boxPlace_53 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(40 ^ boxSwizzle_1));
-          Ps[boxPlace_53] = tsk_f32_to_bf16(dPt[21]);
+          KVs[boxPlace_53] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 21u)]);
         }
         {
           const int boxPlace_54 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(40 ^ boxSwizzle_1));
-          Ps[boxPlace_54] = tsk_f32_to_bf16(dPt[22]);
+          KVs[boxPlace_54] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 22u)]);
         }
         {
           const int boxPlace_55 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(40 ^ boxSwizzle_1));
-          Ps[boxPlace_55] = tsk_f32_to_bf16(dPt[23]);
+          KVs[boxPlace_55] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 23u)]);
         }
         {
           const int boxPlace_56 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(48 ^ boxSwizzle_1));
-          Ps[boxPlace_56] = tsk_f32_to_bf16(dPt[24]);
+          KVs[boxPlace_56] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 24u)]);
         }
         {
           const int boxPlace_57 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(48 ^ boxSwizzle_1));
-          Ps[boxPlace_57] = tsk_f32_to_bf16(dPt[25]);
+          KVs[boxPlace_57] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 25u)]);
         }
         {
           const int boxPlace_58 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(48 ^ boxSwizzle_1));
-          Ps[boxPlace_58] = tsk_f32_to_bf16(dPt[26]);
+          KVs[boxPlace_58] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 26u)]);
         }
         {
           const int boxPlace_59 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(48 ^ boxSwizzle_1));
-          Ps[boxPlace_59] = tsk_f32_to_bf16(dPt[27]);
+          KVs[boxPlace_59] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 27u)]);
         }
         {
           const int boxPlace_60 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(56 ^ boxSwizzle_1));
-          Ps[boxPlace_60] = tsk_f32_to_bf16(dPt[28]);
+          KVs[boxPlace_60] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 28u)]);
         }
         {
           const int boxPlace_61 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(56 ^ boxSwizzle_1));
-          Ps[boxPlace_61] = tsk_f32_to_bf16(dPt[29]);
+          KVs[boxPlace_61] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 29u)]);
         }
         {
           const int boxPlace_62 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(56 ^ boxSwizzle_1));
-          Ps[boxPlace_62] = tsk_f32_to_bf16(dPt[30]);
+          KVs[boxPlace_62] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 30u)]);
         }
         {
           const int boxPlace_63 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(56 ^ boxSwizzle_1));
-          Ps[boxPlace_63] = tsk_f32_to_bf16(dPt[31]);
-        }
-      }
-#line 239 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 240 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase);
-#line 241 "examples/flash-attention-backward.ts"
-      readyPhase ^= 1;
-#line 243 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int kk_2 = 0; kk_2 < 4; kk_2++) {
-#line 244 "examples/flash-attention-backward.ts"
-        tsk_wgmma_fence();
-#pragma unroll
-        for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 245 "examples/flash-attention-backward.ts"
-          tsk_wgmma_m64n64k16_bf16_n(&dVacc[b_3 * 32], tsk_wgmma_desc_k(&Ps[(int)((unsigned int)mine + 16u * (unsigned int)kk_2)]), tsk_wgmma_desc_n(&QOs[(int)((unsigned int)s_2 * 8192u + 4096u + (unsigned int)b_3 * 64u * 64u + 1024u * (unsigned int)kk_2)], (64) * 128));
-        }
-      }
-#line 248 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int kk_3 = 0; kk_3 < 4; kk_3++) {
-#line 249 "examples/flash-attention-backward.ts"
-        tsk_wgmma_fence();
-#pragma unroll
-        for (int b_4 = 0; b_4 < 1; b_4++) {
-#line 250 "examples/flash-attention-backward.ts"
-          tsk_wgmma_m64n64k16_bf16_n(&dKacc[b_4 * 32], tsk_wgmma_desc_k(&Ps[(int)((unsigned int)mine + 4096u + 16u * (unsigned int)kk_3)]), tsk_wgmma_desc_n(&QOs[(int)((unsigned int)s_2 * 8192u + (unsigned int)b_4 * 64u * 64u + 1024u * (unsigned int)kk_3)], (64) * 128));
-        }
-      }
-#line 253 "examples/flash-attention-backward.ts"
-      tsk_wgmma_commit();
-#line 254 "examples/flash-attention-backward.ts"
-      tsk_wgmma_wait<0>();
-      tsk_wgmma_keep<32>(St);
-      tsk_wgmma_keep<32>(dPt);
-      tsk_wgmma_keep<32>(dVacc);
-      tsk_wgmma_keep<32>(dKacc);
-#line 255 "examples/flash-attention-backward.ts"
-      if (lane == 0) {
-#line 256 "examples/flash-attention-backward.ts"
-        tsk_mbarrier_arrive(&empty[s_2]);
-      }
-#line 258 "examples/flash-attention-backward.ts"
-      s_2 = (int)((unsigned int)s_2 + 1u);
-#line 259 "examples/flash-attention-backward.ts"
-      if (s_2 == 2) {
-#line 260 "examples/flash-attention-backward.ts"
-        s_2 = 0;
-#line 261 "examples/flash-attention-backward.ts"
-        phase_1 ^= 1;
-      }
-    }
-#line 265 "examples/flash-attention-backward.ts"
-#pragma unroll
-    for (int b_5 = 0; b_5 < 1; b_5++) {
-#line 266 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int e_2 = 0; e_2 < 32; e_2++) {
-#line 267 "examples/flash-attention-backward.ts"
-        dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)] = dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)] * scale; tsk_wgmma_keep<1>(&dKacc[(int)((unsigned int)b_5 * 32u + (unsigned int)e_2)]);
-      }
-      {
-#line 269 "examples/flash-attention-backward.ts"
-        const int lane_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
-        const int laneGroup_2 = (lane_3 >> 2) & 7;
-        const int lanePlace_2 = lane_3 & 3;
-        const int boxRow_2 = (int)((unsigned int)laneGroup_2 + (unsigned int)(lane_3 >> 5) * 16u);
-        const int boxCol_2 = (int)((unsigned int)lanePlace_2 * 2u);
-        const int boxSize_2 = (int)(64u << 6);
-        const int boxBase_2 = (int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow_2 << 6) + (unsigned int)boxCol_2);
-        const int boxSwizzle_2 = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow_2) & 7) << 3);
-        {
-          const int boxPlace_64 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(0 ^ boxSwizzle_2));
-          KVs[boxPlace_64] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u)]);
-        }
-        {
-          const int boxPlace_65 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(0 ^ boxSwizzle_2));
-          KVs[boxPlace_65] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 1u)]);
-        }
-        {
-          const int boxPlace_66 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(0 ^ boxSwizzle_2));
-          KVs[boxPlace_66] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 2u)]);
-        }
-        {
-          const int boxPlace_67 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(0 ^ boxSwizzle_2));
-          KVs[boxPlace_67] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 3u)]);
-        }
-        {
-          const int boxPlace_68 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(8 ^ boxSwizzle_2));
-          KVs[boxPlace_68] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 4u)]);
-        }
-        {
-          const int boxPlace_69 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(8 ^ boxSwizzle_2));
-          KVs[boxPlace_69] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 5u)]);
-        }
-        {
-          const int boxPlace_70 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(8 ^ boxSwizzle_2));
-          KVs[boxPlace_70] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 6u)]);
-        }
-        {
-          const int boxPlace_71 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(8 ^ boxSwizzle_2));
-          KVs[boxPlace_71] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 7u)]);
-        }
-        {
-          const int boxPlace_72 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(16 ^ boxSwizzle_2));
-          KVs[boxPlace_72] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 8u)]);
-        }
-        {
-          const int boxPlace_73 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(16 ^ boxSwizzle_2));
-          KVs[boxPlace_73] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 9u)]);
-        }
-        {
-          const int boxPlace_74 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(16 ^ boxSwizzle_2));
-          KVs[boxPlace_74] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 10u)]);
-        }
-        {
-          const int boxPlace_75 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(16 ^ boxSwizzle_2));
-          KVs[boxPlace_75] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 11u)]);
-        }
-        {
-          const int boxPlace_76 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(24 ^ boxSwizzle_2));
-          KVs[boxPlace_76] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 12u)]);
-        }
-        {
-          const int boxPlace_77 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(24 ^ boxSwizzle_2));
-          KVs[boxPlace_77] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 13u)]);
-        }
-        {
-          const int boxPlace_78 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(24 ^ boxSwizzle_2));
-          KVs[boxPlace_78] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 14u)]);
-        }
-        {
-          const int boxPlace_79 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(24 ^ boxSwizzle_2));
-          KVs[boxPlace_79] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 15u)]);
-        }
-        {
-          const int boxPlace_80 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(32 ^ boxSwizzle_2));
-          KVs[boxPlace_80] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 16u)]);
-        }
-        {
-          const int boxPlace_81 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(32 ^ boxSwizzle_2));
-          KVs[boxPlace_81] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 17u)]);
-        }
-        {
-          const int boxPlace_82 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(32 ^ boxSwizzle_2));
-          KVs[boxPlace_82] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 18u)]);
-        }
-        {
-          const int boxPlace_83 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(32 ^ boxSwizzle_2));
-          KVs[boxPlace_83] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 19u)]);
-        }
-        {
-          const int boxPlace_84 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(40 ^ boxSwizzle_2));
-          KVs[boxPlace_84] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 20u)]);
-        }
-        {
-          const int boxPlace_85 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(40 ^ boxSwizzle_2));
-          KVs[boxPlace_85] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 21u)]);
-        }
-        {
-          const int boxPlace_86 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(40 ^ boxSwizzle_2));
-          KVs[boxPlace_86] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 22u)]);
-        }
-        {
-          const int boxPlace_87 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(40 ^ boxSwizzle_2));
-          KVs[boxPlace_87] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 23u)]);
-        }
-        {
-          const int boxPlace_88 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(48 ^ boxSwizzle_2));
-          KVs[boxPlace_88] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 24u)]);
-        }
-        {
-          const int boxPlace_89 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(48 ^ boxSwizzle_2));
-          KVs[boxPlace_89] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 25u)]);
-        }
-        {
-          const int boxPlace_90 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(48 ^ boxSwizzle_2));
-          KVs[boxPlace_90] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 26u)]);
-        }
-        {
-          const int boxPlace_91 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(48 ^ boxSwizzle_2));
-          KVs[boxPlace_91] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 27u)]);
-        }
-        {
-          const int boxPlace_92 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 0u) + (unsigned int)(56 ^ boxSwizzle_2));
-          KVs[boxPlace_92] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 28u)]);
-        }
-        {
-          const int boxPlace_93 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 1u) + (unsigned int)(56 ^ boxSwizzle_2));
-          KVs[boxPlace_93] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 29u)]);
-        }
-        {
-          const int boxPlace_94 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 512u) + (unsigned int)(56 ^ boxSwizzle_2));
-          KVs[boxPlace_94] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 30u)]);
-        }
-        {
-          const int boxPlace_95 = (int)((unsigned int)boxBase_2 + (0u * (unsigned int)boxSize_2 + 513u) + (unsigned int)(56 ^ boxSwizzle_2));
-          KVs[boxPlace_95] = tsk_f32_to_bf16(dKacc[(int)((unsigned int)b_5 * 32u + 31u)]);
-        }
-      }
-      {
-#line 270 "examples/flash-attention-backward.ts"
-        const int lane_4 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
-        const int laneGroup_3 = (lane_4 >> 2) & 7;
-        const int lanePlace_3 = lane_4 & 3;
-        const int boxRow_3 = (int)((unsigned int)laneGroup_3 + (unsigned int)(lane_4 >> 5) * 16u);
-        const int boxCol_3 = (int)((unsigned int)lanePlace_3 * 2u);
-        const int boxSize_3 = (int)(64u << 6);
-        const int boxBase_3 = (int)(8192u + (unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow_3 << 6) + (unsigned int)boxCol_3);
-        const int boxSwizzle_3 = (int)((unsigned int)((int)((unsigned int)((int)(8192u + (unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow_3) & 7) << 3);
-        {
-          const int boxPlace_96 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(0 ^ boxSwizzle_3));
-          KVs[boxPlace_96] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u)]);
-        }
-        {
-          const int boxPlace_97 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(0 ^ boxSwizzle_3));
-          KVs[boxPlace_97] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 1u)]);
-        }
-        {
-          const int boxPlace_98 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(0 ^ boxSwizzle_3));
-          KVs[boxPlace_98] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 2u)]);
-        }
-        {
-          const int boxPlace_99 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(0 ^ boxSwizzle_3));
-          KVs[boxPlace_99] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 3u)]);
-        }
-        {
-          const int boxPlace_100 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(8 ^ boxSwizzle_3));
-          KVs[boxPlace_100] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 4u)]);
-        }
-        {
-          const int boxPlace_101 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(8 ^ boxSwizzle_3));
-          KVs[boxPlace_101] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 5u)]);
-        }
-        {
-          const int boxPlace_102 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(8 ^ boxSwizzle_3));
-          KVs[boxPlace_102] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 6u)]);
-        }
-        {
-          const int boxPlace_103 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(8 ^ boxSwizzle_3));
-          KVs[boxPlace_103] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 7u)]);
-        }
-        {
-          const int boxPlace_104 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(16 ^ boxSwizzle_3));
-          KVs[boxPlace_104] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 8u)]);
-        }
-        {
-          const int boxPlace_105 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(16 ^ boxSwizzle_3));
-          KVs[boxPlace_105] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 9u)]);
-        }
-        {
-          const int boxPlace_106 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(16 ^ boxSwizzle_3));
-          KVs[boxPlace_106] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 10u)]);
-        }
-        {
-          const int boxPlace_107 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(16 ^ boxSwizzle_3));
-          KVs[boxPlace_107] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 11u)]);
-        }
-        {
-          const int boxPlace_108 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(24 ^ boxSwizzle_3));
-          KVs[boxPlace_108] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 12u)]);
-        }
-        {
-          const int boxPlace_109 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(24 ^ boxSwizzle_3));
-          KVs[boxPlace_109] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 13u)]);
-        }
-        {
-          const int boxPlace_110 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(24 ^ boxSwizzle_3));
-          KVs[boxPlace_110] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 14u)]);
-        }
-        {
-          const int boxPlace_111 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(24 ^ boxSwizzle_3));
-          KVs[boxPlace_111] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 15u)]);
-        }
-        {
-          const int boxPlace_112 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(32 ^ boxSwizzle_3));
-          KVs[boxPlace_112] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 16u)]);
-        }
-        {
-          const int boxPlace_113 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(32 ^ boxSwizzle_3));
-          KVs[boxPlace_113] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 17u)]);
-        }
-        {
-          const int boxPlace_114 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(32 ^ boxSwizzle_3));
-          KVs[boxPlace_114] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 18u)]);
-        }
-        {
-          const int boxPlace_115 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(32 ^ boxSwizzle_3));
-          KVs[boxPlace_115] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 19u)]);
-        }
-        {
-          const int boxPlace_116 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(40 ^ boxSwizzle_3));
-          KVs[boxPlace_116] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 20u)]);
-        }
-        {
-          const int boxPlace_117 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(40 ^ boxSwizzle_3));
-          KVs[boxPlace_117] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 21u)]);
-        }
-        {
-          const int boxPlace_118 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(40 ^ boxSwizzle_3));
-          KVs[boxPlace_118] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 22u)]);
-        }
-        {
-          const int boxPlace_119 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(40 ^ boxSwizzle_3));
-          KVs[boxPlace_119] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 23u)]);
-        }
-        {
-          const int boxPlace_120 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(48 ^ boxSwizzle_3));
-          KVs[boxPlace_120] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 24u)]);
-        }
-        {
-          const int boxPlace_121 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(48 ^ boxSwizzle_3));
-          KVs[boxPlace_121] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 25u)]);
-        }
-        {
-          const int boxPlace_122 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(48 ^ boxSwizzle_3));
-          KVs[boxPlace_122] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 26u)]);
-        }
-        {
-          const int boxPlace_123 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(48 ^ boxSwizzle_3));
-          KVs[boxPlace_123] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 27u)]);
-        }
-        {
-          const int boxPlace_124 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 0u) + (unsigned int)(56 ^ boxSwizzle_3));
-          KVs[boxPlace_124] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 28u)]);
-        }
-        {
-          const int boxPlace_125 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 1u) + (unsigned int)(56 ^ boxSwizzle_3));
-          KVs[boxPlace_125] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 29u)]);
-        }
-        {
-          const int boxPlace_126 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 512u) + (unsigned int)(56 ^ boxSwizzle_3));
-          KVs[boxPlace_126] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 30u)]);
-        }
-        {
-          const int boxPlace_127 = (int)((unsigned int)boxBase_3 + (0u * (unsigned int)boxSize_3 + 513u) + (unsigned int)(56 ^ boxSwizzle_3));
-          KVs[boxPlace_127] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 31u)]);
+          KVs[boxPlace_63] = tsk_f32_to_bf16(dVacc[(int)((unsigned int)b_5 * 32u + 31u)]);
         }
       }
     }
-#line 272 "examples/flash-attention-backward.ts"
-    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 273 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase);
 #line 274 "examples/flash-attention-backward.ts"
-    if ((tid & 127) == 0) {
+    tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
 #line 275 "examples/flash-attention-backward.ts"
+    tsk_mbarrier_wait(&ready[c], 0);
+#line 276 "examples/flash-attention-backward.ts"
+    if ((tid & 127) == 0) {
+#line 277 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b_6 = 0; b_6 < 1; b_6++) {
-#line 276 "examples/flash-attention-backward.ts"
+#line 278 "examples/flash-attention-backward.ts"
         tsk_store_tile(mapDK, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)keys), &KVs[(int)((unsigned int)b_6 * 128u * 64u + (unsigned int)c * 64u * 64u)]);
-#line 277 "examples/flash-attention-backward.ts"
+#line 279 "examples/flash-attention-backward.ts"
         tsk_store_tile(mapDV, (int)(64u * (unsigned int)b_6), (int)((unsigned int)head + (unsigned int)keys), &KVs[(int)(8192u + (unsigned int)b_6 * 128u * 64u + (unsigned int)c * 64u * 64u)]);
       }
-#line 279 "examples/flash-attention-backward.ts"
+#line 281 "examples/flash-attention-backward.ts"
       tsk_wait_tile_stores<0>();
     }
   }
 }
 
 // Kernel flashAttentionBackwardQ specialized for D = 128, STAGES = 2; block 384×1×1.
-#line 286 "examples/flash-attention-backward.ts"
+#line 288 "examples/flash-attention-backward.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_128_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, const tsk_bf16* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ Dsum, tsk_bf16* dQ, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapDO, const unsigned int* __restrict__ mapDQ, int seq, float scale, int causal) {
-  // 147512 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  // 131128 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 314 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&QOs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 0);
 #line 315 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&KVs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 65536);
+  tsk_bf16 (&QOs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 0);
 #line 316 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&Ps)[8192] = *reinterpret_cast<tsk_bf16 (*)[8192]>(tsk_dynamic_shared + 131072);
+  tsk_bf16 (&KVs)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 65536);
 #line 317 "examples/flash-attention-backward.ts"
-  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 147456);
+  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 131072);
 #line 318 "examples/flash-attention-backward.ts"
-  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 147464);
+  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 131080);
 #line 319 "examples/flash-attention-backward.ts"
-  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 147480);
+  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 131096);
 #line 320 "examples/flash-attention-backward.ts"
-  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 147496);
+  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 131112);
 #line 321 "examples/flash-attention-backward.ts"
   float S[32];
 #line 322 "examples/flash-attention-backward.ts"
   float dP[32];
-#line 323 "examples/flash-attention-backward.ts"
-  float dQacc[64];
-#line 324 "examples/flash-attention-backward.ts"
-  const int tid = (int)threadIdx.x;
+#line 325 "examples/flash-attention-backward.ts"
+  unsigned dS[16];
 #line 326 "examples/flash-attention-backward.ts"
-  const float scale2 = scale * 1.442695f;
+  float dQacc[64];
 #line 327 "examples/flash-attention-backward.ts"
-  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
-#line 328 "examples/flash-attention-backward.ts"
-  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+  const int tid = (int)threadIdx.x;
+#line 329 "examples/flash-attention-backward.ts"
+  const float scale2 = scale * 1.442695f;
 #line 330 "examples/flash-attention-backward.ts"
-  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 64 : seq / 64;
+  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
 #line 331 "examples/flash-attention-backward.ts"
-  if (tid == 0) {
-#line 332 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_init(&qFull[0], 1);
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
 #line 333 "examples/flash-attention-backward.ts"
-    for (int s = 0; s < 2; s++) {
+  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 64 : seq / 64;
 #line 334 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  if (tid == 0) {
 #line 335 "examples/flash-attention-backward.ts"
+    tsk_mbarrier_init(&qFull[0], 1);
+#line 336 "examples/flash-attention-backward.ts"
+    for (int s = 0; s < 2; s++) {
+#line 337 "examples/flash-attention-backward.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 338 "examples/flash-attention-backward.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 337 "examples/flash-attention-backward.ts"
+#line 340 "examples/flash-attention-backward.ts"
     tsk_mbarrier_init(&ready[0], 128);
-#line 338 "examples/flash-attention-backward.ts"
+#line 341 "examples/flash-attention-backward.ts"
     tsk_mbarrier_init(&ready[1], 128);
   }
-#line 340 "examples/flash-attention-backward.ts"
-  __syncthreads();
-#line 341 "examples/flash-attention-backward.ts"
-  if (tsk_warpgroup_idx() == 0) {
-#line 342 "examples/flash-attention-backward.ts"
-    tsk_setmaxnreg_dec<40>();
 #line 343 "examples/flash-attention-backward.ts"
-    if (tid == 0) {
+  __syncthreads();
 #line 344 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_arrive_expect(&qFull[0], 65536);
+  if (tsk_warpgroup_idx() == 0) {
 #line 345 "examples/flash-attention-backward.ts"
+    tsk_setmaxnreg_dec<40>();
+#line 346 "examples/flash-attention-backward.ts"
+    if (tid == 0) {
+#line 347 "examples/flash-attention-backward.ts"
+      tsk_mbarrier_arrive_expect(&qFull[0], 65536);
+#line 348 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 2; b++) {
-#line 346 "examples/flash-attention-backward.ts"
+#line 349 "examples/flash-attention-backward.ts"
         tsk_copy_tile(&QOs[(int)((unsigned int)b * 128u * 64u)], mapQ, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
-#line 347 "examples/flash-attention-backward.ts"
+#line 350 "examples/flash-attention-backward.ts"
         tsk_copy_tile(&QOs[(int)(16384u + (unsigned int)b * 128u * 64u)], mapDO, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
       }
     }
-#line 350 "examples/flash-attention-backward.ts"
-    int s_1 = 0;
-#line 351 "examples/flash-attention-backward.ts"
-    int phase = 0;
-#line 352 "examples/flash-attention-backward.ts"
-    for (int j = 0; j < tiles; j++) {
 #line 353 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
+    int s_1 = 0;
 #line 354 "examples/flash-attention-backward.ts"
-      if (tid == 0) {
+    int phase = 0;
 #line 355 "examples/flash-attention-backward.ts"
-        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+    for (int j = 0; j < tiles; j++) {
 #line 356 "examples/flash-attention-backward.ts"
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
+#line 357 "examples/flash-attention-backward.ts"
+      if (tid == 0) {
+#line 358 "examples/flash-attention-backward.ts"
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+#line 359 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 357 "examples/flash-attention-backward.ts"
+#line 360 "examples/flash-attention-backward.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 16384u + (unsigned int)b_1 * 64u * 64u)], mapK, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 64u), &full[s_1]);
-#line 358 "examples/flash-attention-backward.ts"
+#line 361 "examples/flash-attention-backward.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 16384u + 8192u + (unsigned int)b_1 * 64u * 64u)], mapV, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 64u), &full[s_1]);
         }
       }
-#line 361 "examples/flash-attention-backward.ts"
-      s_1 = (int)((unsigned int)s_1 + 1u);
-#line 362 "examples/flash-attention-backward.ts"
-      if (s_1 == 2) {
-#line 363 "examples/flash-attention-backward.ts"
-        s_1 = 0;
 #line 364 "examples/flash-attention-backward.ts"
+      s_1 = (int)((unsigned int)s_1 + 1u);
+#line 365 "examples/flash-attention-backward.ts"
+      if (s_1 == 2) {
+#line 366 "examples/flash-attention-backward.ts"
+        s_1 = 0;
+#line 367 "examples/flash-attention-backward.ts"
         phase ^= 1;
       }
     }
   } else {
-#line 368 "examples/flash-attention-backward.ts"
-    tsk_setmaxnreg_inc<232>();
-#line 369 "examples/flash-attention-backward.ts"
-    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 370 "examples/flash-attention-backward.ts"
-    const int lane = tid & 31;
 #line 371 "examples/flash-attention-backward.ts"
-    const int mine = (int)((unsigned int)c * 64u * 64u);
-#line 374 "examples/flash-attention-backward.ts"
-    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
-#line 375 "examples/flash-attention-backward.ts"
-    const float l0 = L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))];
+    tsk_setmaxnreg_inc<232>();
+#line 372 "examples/flash-attention-backward.ts"
+    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
+#line 373 "examples/flash-attention-backward.ts"
+    const int lane = tid & 31;
 #line 376 "examples/flash-attention-backward.ts"
-    const float l1 = L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))];
+    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
 #line 377 "examples/flash-attention-backward.ts"
-    const float d0 = Dsum[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))];
+    const float l0 = L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))];
 #line 378 "examples/flash-attention-backward.ts"
-    const float d1 = Dsum[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))];
+    const float l1 = L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))];
 #line 379 "examples/flash-attention-backward.ts"
+    const float d0 = Dsum[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))];
+#line 380 "examples/flash-attention-backward.ts"
+    const float d1 = Dsum[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))];
+#line 381 "examples/flash-attention-backward.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 380 "examples/flash-attention-backward.ts"
+#line 382 "examples/flash-attention-backward.ts"
       dQacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u)]);
       dQacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       dQacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -2427,19 +1868,17 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
       dQacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       dQacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u + 31u)]);
     }
-#line 382 "examples/flash-attention-backward.ts"
-    int s_2 = 0;
-#line 383 "examples/flash-attention-backward.ts"
-    int phase_1 = 0;
 #line 384 "examples/flash-attention-backward.ts"
-    int readyPhase = 0;
+    int s_2 = 0;
 #line 385 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&qFull[0], 0);
+    int phase_1 = 0;
 #line 386 "examples/flash-attention-backward.ts"
-    for (int j_1 = 0; j_1 < tiles; j_1++) {
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 387 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1);
+    for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 388 "examples/flash-attention-backward.ts"
+      tsk_mbarrier_wait(&full[s_2], phase_1);
+#line 389 "examples/flash-attention-backward.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
       S[2] = 0.0f; tsk_wgmma_keep<1>(&S[2]);
@@ -2472,7 +1911,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
       S[29] = 0.0f; tsk_wgmma_keep<1>(&S[29]);
       S[30] = 0.0f; tsk_wgmma_keep<1>(&S[30]);
       S[31] = 0.0f; tsk_wgmma_keep<1>(&S[31]);
-#line 389 "examples/flash-attention-backward.ts"
+#line 390 "examples/flash-attention-backward.ts"
       dP[0] = 0.0f; tsk_wgmma_keep<1>(&dP[0]);
       dP[1] = 0.0f; tsk_wgmma_keep<1>(&dP[1]);
       dP[2] = 0.0f; tsk_wgmma_keep<1>(&dP[2]);
@@ -2505,523 +1944,376 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
       dP[29] = 0.0f; tsk_wgmma_keep<1>(&dP[29]);
       dP[30] = 0.0f; tsk_wgmma_keep<1>(&dP[30]);
       dP[31] = 0.0f; tsk_wgmma_keep<1>(&dP[31]);
-#line 390 "examples/flash-attention-backward.ts"
+#line 391 "examples/flash-attention-backward.ts"
       tsk_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 8; kk++) {
-#line 391 "examples/flash-attention-backward.ts"
+#line 392 "examples/flash-attention-backward.ts"
         tsk_wgmma_m64n64k16_bf16_k(&S[0 * 32], tsk_wgmma_desc_k(&QOs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 16384u + (unsigned int)(kk >> 2) * 64u * 64u + 16u * (unsigned int)(kk & 3))]));
       }
-#line 393 "examples/flash-attention-backward.ts"
+#line 394 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int kk_1 = 0; kk_1 < 8; kk_1++) {
-#line 394 "examples/flash-attention-backward.ts"
+#line 395 "examples/flash-attention-backward.ts"
         tsk_wgmma_m64n64k16_bf16_k(&dP[0 * 32], tsk_wgmma_desc_k(&QOs[(int)(16384u + (unsigned int)(kk_1 >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk_1 & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 16384u + 8192u + (unsigned int)(kk_1 >> 2) * 64u * 64u + 16u * (unsigned int)(kk_1 & 3))]));
       }
-#line 396 "examples/flash-attention-backward.ts"
-      tsk_wgmma_commit();
 #line 397 "examples/flash-attention-backward.ts"
+      tsk_wgmma_commit();
+#line 398 "examples/flash-attention-backward.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<32>(S);
       tsk_wgmma_keep<32>(dP);
       tsk_wgmma_keep<64>(dQacc);
-#line 399 "examples/flash-attention-backward.ts"
-      const int key0 = (int)((unsigned int)j_1 * 64u);
 #line 400 "examples/flash-attention-backward.ts"
-      if (causal != 0 && (int)((unsigned int)key0 + 64u - 1u) > rows) {
+      const int key0 = (int)((unsigned int)j_1 * 64u);
 #line 401 "examples/flash-attention-backward.ts"
+      if (causal != 0 && (int)((unsigned int)key0 + 64u - 1u) > rows) {
+#line 402 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int e = 0; e < 32; e++) {
-#line 402 "examples/flash-attention-backward.ts"
-          float p = tsk_exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
 #line 403 "examples/flash-attention-backward.ts"
-          if ((int)((unsigned int)key0 + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
+          float p = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e)], scale2, -((e & 2) == 0 ? l0 : l1)));
 #line 404 "examples/flash-attention-backward.ts"
+          if ((int)((unsigned int)key0 + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
+#line 405 "examples/flash-attention-backward.ts"
             p = 0.0f;
           }
-#line 406 "examples/flash-attention-backward.ts"
-          S[(int)(0u + (unsigned int)e)] = p * (dP[(int)(0u + (unsigned int)e)] - ((e & 2) == 0 ? d0 : d1)); tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e)]);
+#line 407 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(dS[((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) >> 1], ((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) & 1, p * (dP[(int)(0u + (unsigned int)e)] - ((e & 2) == 0 ? d0 : d1)));
         }
       } else {
-#line 409 "examples/flash-attention-backward.ts"
+#line 410 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int e_1 = 0; e_1 < 32; e_1++) {
-#line 410 "examples/flash-attention-backward.ts"
-          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
 #line 411 "examples/flash-attention-backward.ts"
-          S[(int)(0u + (unsigned int)e_1)] = p_1 * (dP[(int)(0u + (unsigned int)e_1)] - ((e_1 & 2) == 0 ? d0 : d1)); tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
+          const float p_1 = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e_1)], scale2, -((e_1 & 2) == 0 ? l0 : l1)));
+#line 412 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(dS[((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) >> 1], ((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) & 1, p_1 * (dP[(int)(0u + (unsigned int)e_1)] - ((e_1 & 2) == 0 ? d0 : d1)));
         }
       }
+#line 416 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int kk_2 = 0; kk_2 < 4; kk_2++) {
+#line 417 "examples/flash-attention-backward.ts"
+        tsk_wgmma_fence();
+#pragma unroll
+        for (int b_3 = 0; b_3 < 2; b_3++) {
+#line 418 "examples/flash-attention-backward.ts"
+          tsk_wgmma_m64n64k16_bf16_n_r(&dQacc[b_3 * 32], dS[kk_2 * 4], dS[kk_2 * 4 + 1], dS[kk_2 * 4 + 2], dS[kk_2 * 4 + 3], tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 16384u + (unsigned int)b_3 * 64u * 64u + 1024u * (unsigned int)kk_2)], (64) * 128));
+        }
+      }
+#line 421 "examples/flash-attention-backward.ts"
+      tsk_wgmma_commit();
+#line 422 "examples/flash-attention-backward.ts"
+      tsk_wgmma_wait<0>();
+      tsk_wgmma_keep<32>(S);
+      tsk_wgmma_keep<32>(dP);
+      tsk_wgmma_keep<64>(dQacc);
+#line 423 "examples/flash-attention-backward.ts"
+      if (lane == 0) {
+#line 424 "examples/flash-attention-backward.ts"
+        tsk_mbarrier_arrive(&empty[s_2]);
+      }
+#line 426 "examples/flash-attention-backward.ts"
+      s_2 = (int)((unsigned int)s_2 + 1u);
+#line 427 "examples/flash-attention-backward.ts"
+      if (s_2 == 2) {
+#line 428 "examples/flash-attention-backward.ts"
+        s_2 = 0;
+#line 429 "examples/flash-attention-backward.ts"
+        phase_1 ^= 1;
+      }
+    }
+#line 433 "examples/flash-attention-backward.ts"
+#pragma unroll
+    for (int b_4 = 0; b_4 < 2; b_4++) {
+#line 434 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int e_2 = 0; e_2 < 32; e_2++) {
+#line 435 "examples/flash-attention-backward.ts"
+        dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)] = dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)] * scale; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)]);
+      }
       {
-#line 414 "examples/flash-attention-backward.ts"
+#line 437 "examples/flash-attention-backward.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup = (lane_1 >> 2) & 7;
         const int lanePlace = lane_1 & 3;
         const int boxRow = (int)((unsigned int)laneGroup + (unsigned int)(lane_1 >> 5) * 16u);
         const int boxCol = (int)((unsigned int)lanePlace * 2u);
         const int boxSize = (int)(64u << 6);
-        const int boxBase = (int)((unsigned int)mine + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
-        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)(mine >> 6) + (unsigned int)boxRow) & 7) << 3);
+        const int boxBase = (int)((unsigned int)b_4 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
+        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)b_4 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow) & 7) << 3);
         {
           const int boxPlace = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace] = tsk_f32_to_bf16(S[0]);
+          QOs[boxPlace] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u)]);
         }
         {
           const int boxPlace_1 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_1] = tsk_f32_to_bf16(S[1]);
+          QOs[boxPlace_1] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 1u)]);
         }
         {
           const int boxPlace_2 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_2] = tsk_f32_to_bf16(S[2]);
+          QOs[boxPlace_2] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 2u)]);
         }
         {
           const int boxPlace_3 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_3] = tsk_f32_to_bf16(S[3]);
+          QOs[boxPlace_3] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 3u)]);
         }
         {
           const int boxPlace_4 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_4] = tsk_f32_to_bf16(S[4]);
+          QOs[boxPlace_4] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 4u)]);
         }
         {
           const int boxPlace_5 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_5] = tsk_f32_to_bf16(S[5]);
+          QOs[boxPlace_5] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 5u)]);
         }
         {
           const int boxPlace_6 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_6] = tsk_f32_to_bf16(S[6]);
+          QOs[boxPlace_6] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 6u)]);
         }
         {
           const int boxPlace_7 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_7] = tsk_f32_to_bf16(S[7]);
+          QOs[boxPlace_7] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 7u)]);
         }
         {
           const int boxPlace_8 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_8] = tsk_f32_to_bf16(S[8]);
+          QOs[boxPlace_8] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 8u)]);
         }
         {
           const int boxPlace_9 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_9] = tsk_f32_to_bf16(S[9]);
+          QOs[boxPlace_9] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 9u)]);
         }
         {
           const int boxPlace_10 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_10] = tsk_f32_to_bf16(S[10]);
+          QOs[boxPlace_10] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 10u)]);
         }
         {
           const int boxPlace_11 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_11] = tsk_f32_to_bf16(S[11]);
+          QOs[boxPlace_11] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 11u)]);
         }
         {
           const int boxPlace_12 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_12] = tsk_f32_to_bf16(S[12]);
+          QOs[boxPlace_12] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 12u)]);
         }
         {
           const int boxPlace_13 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_13] = tsk_f32_to_bf16(S[13]);
+          QOs[boxPlace_13] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 13u)]);
         }
         {
           const int boxPlace_14 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_14] = tsk_f32_to_bf16(S[14]);
+          QOs[boxPlace_14] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 14u)]);
         }
         {
           const int boxPlace_15 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_15] = tsk_f32_to_bf16(S[15]);
+          QOs[boxPlace_15] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 15u)]);
         }
         {
           const int boxPlace_16 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_16] = tsk_f32_to_bf16(S[16]);
+          QOs[boxPlace_16] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 16u)]);
         }
         {
           const int boxPlace_17 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_17] = tsk_f32_to_bf16(S[17]);
+          QOs[boxPlace_17] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 17u)]);
         }
         {
           const int boxPlace_18 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_18] = tsk_f32_to_bf16(S[18]);
+          QOs[boxPlace_18] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 18u)]);
         }
         {
           const int boxPlace_19 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_19] = tsk_f32_to_bf16(S[19]);
+          QOs[boxPlace_19] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 19u)]);
         }
         {
           const int boxPlace_20 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_20] = tsk_f32_to_bf16(S[20]);
+          QOs[boxPlace_20] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 20u)]);
         }
         {
           const int boxPlace_21 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_21] = tsk_f32_to_bf16(S[21]);
+          QOs[boxPlace_21] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 21u)]);
         }
         {
           const int boxPlace_22 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_22] = tsk_f32_to_bf16(S[22]);
+          QOs[boxPlace_22] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 22u)]);
         }
         {
           const int boxPlace_23 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_23] = tsk_f32_to_bf16(S[23]);
+          QOs[boxPlace_23] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 23u)]);
         }
         {
           const int boxPlace_24 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_24] = tsk_f32_to_bf16(S[24]);
+          QOs[boxPlace_24] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 24u)]);
         }
         {
           const int boxPlace_25 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_25] = tsk_f32_to_bf16(S[25]);
+          QOs[boxPlace_25] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 25u)]);
         }
         {
           const int boxPlace_26 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_26] = tsk_f32_to_bf16(S[26]);
+          QOs[boxPlace_26] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 26u)]);
         }
         {
           const int boxPlace_27 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_27] = tsk_f32_to_bf16(S[27]);
+          QOs[boxPlace_27] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 27u)]);
         }
         {
           const int boxPlace_28 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_28] = tsk_f32_to_bf16(S[28]);
+          QOs[boxPlace_28] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 28u)]);
         }
         {
           const int boxPlace_29 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_29] = tsk_f32_to_bf16(S[29]);
+          QOs[boxPlace_29] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 29u)]);
         }
         {
           const int boxPlace_30 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_30] = tsk_f32_to_bf16(S[30]);
+          QOs[boxPlace_30] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 30u)]);
         }
         {
           const int boxPlace_31 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_31] = tsk_f32_to_bf16(S[31]);
-        }
-      }
-#line 415 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 416 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase);
-#line 417 "examples/flash-attention-backward.ts"
-      readyPhase ^= 1;
-#line 419 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int kk_2 = 0; kk_2 < 4; kk_2++) {
-#line 420 "examples/flash-attention-backward.ts"
-        tsk_wgmma_fence();
-#pragma unroll
-        for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 421 "examples/flash-attention-backward.ts"
-          tsk_wgmma_m64n64k16_bf16_n(&dQacc[b_3 * 32], tsk_wgmma_desc_k(&Ps[(int)((unsigned int)mine + 16u * (unsigned int)kk_2)]), tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 16384u + (unsigned int)b_3 * 64u * 64u + 1024u * (unsigned int)kk_2)], (64) * 128));
-        }
-      }
-#line 424 "examples/flash-attention-backward.ts"
-      tsk_wgmma_commit();
-#line 425 "examples/flash-attention-backward.ts"
-      tsk_wgmma_wait<0>();
-      tsk_wgmma_keep<32>(S);
-      tsk_wgmma_keep<32>(dP);
-      tsk_wgmma_keep<64>(dQacc);
-#line 426 "examples/flash-attention-backward.ts"
-      if (lane == 0) {
-#line 427 "examples/flash-attention-backward.ts"
-        tsk_mbarrier_arrive(&empty[s_2]);
-      }
-#line 429 "examples/flash-attention-backward.ts"
-      s_2 = (int)((unsigned int)s_2 + 1u);
-#line 430 "examples/flash-attention-backward.ts"
-      if (s_2 == 2) {
-#line 431 "examples/flash-attention-backward.ts"
-        s_2 = 0;
-#line 432 "examples/flash-attention-backward.ts"
-        phase_1 ^= 1;
-      }
-    }
-#line 436 "examples/flash-attention-backward.ts"
-#pragma unroll
-    for (int b_4 = 0; b_4 < 2; b_4++) {
-#line 437 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int e_2 = 0; e_2 < 32; e_2++) {
-#line 438 "examples/flash-attention-backward.ts"
-        dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)] = dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)] * scale; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)]);
-      }
-      {
-#line 440 "examples/flash-attention-backward.ts"
-        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
-        const int laneGroup_1 = (lane_2 >> 2) & 7;
-        const int lanePlace_1 = lane_2 & 3;
-        const int boxRow_1 = (int)((unsigned int)laneGroup_1 + (unsigned int)(lane_2 >> 5) * 16u);
-        const int boxCol_1 = (int)((unsigned int)lanePlace_1 * 2u);
-        const int boxSize_1 = (int)(64u << 6);
-        const int boxBase_1 = (int)((unsigned int)b_4 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow_1 << 6) + (unsigned int)boxCol_1);
-        const int boxSwizzle_1 = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)b_4 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow_1) & 7) << 3);
-        {
-          const int boxPlace_32 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(0 ^ boxSwizzle_1));
-          QOs[boxPlace_32] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u)]);
-        }
-        {
-          const int boxPlace_33 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(0 ^ boxSwizzle_1));
-          QOs[boxPlace_33] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 1u)]);
-        }
-        {
-          const int boxPlace_34 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(0 ^ boxSwizzle_1));
-          QOs[boxPlace_34] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 2u)]);
-        }
-        {
-          const int boxPlace_35 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(0 ^ boxSwizzle_1));
-          QOs[boxPlace_35] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 3u)]);
-        }
-        {
-          const int boxPlace_36 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(8 ^ boxSwizzle_1));
-          QOs[boxPlace_36] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 4u)]);
-        }
-        {
-          const int boxPlace_37 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(8 ^ boxSwizzle_1));
-          QOs[boxPlace_37] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 5u)]);
-        }
-        {
-          const int boxPlace_38 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(8 ^ boxSwizzle_1));
-          QOs[boxPlace_38] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 6u)]);
-        }
-        {
-          const int boxPlace_39 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(8 ^ boxSwizzle_1));
-          QOs[boxPlace_39] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 7u)]);
-        }
-        {
-          const int boxPlace_40 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(16 ^ boxSwizzle_1));
-          QOs[boxPlace_40] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 8u)]);
-        }
-        {
-          const int boxPlace_41 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(16 ^ boxSwizzle_1));
-          QOs[boxPlace_41] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 9u)]);
-        }
-        {
-          const int boxPlace_42 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(16 ^ boxSwizzle_1));
-          QOs[boxPlace_42] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 10u)]);
-        }
-        {
-          const int boxPlace_43 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(16 ^ boxSwizzle_1));
-          QOs[boxPlace_43] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 11u)]);
-        }
-        {
-          const int boxPlace_44 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(24 ^ boxSwizzle_1));
-          QOs[boxPlace_44] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 12u)]);
-        }
-        {
-          const int boxPlace_45 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(24 ^ boxSwizzle_1));
-          QOs[boxPlace_45] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 13u)]);
-        }
-        {
-          const int boxPlace_46 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(24 ^ boxSwizzle_1));
-          QOs[boxPlace_46] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 14u)]);
-        }
-        {
-          const int boxPlace_47 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(24 ^ boxSwizzle_1));
-          QOs[boxPlace_47] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 15u)]);
-        }
-        {
-          const int boxPlace_48 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(32 ^ boxSwizzle_1));
-          QOs[boxPlace_48] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 16u)]);
-        }
-        {
-          const int boxPlace_49 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(32 ^ boxSwizzle_1));
-          QOs[boxPlace_49] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 17u)]);
-        }
-        {
-          const int boxPlace_50 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(32 ^ boxSwizzle_1));
-          QOs[boxPlace_50] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 18u)]);
-        }
-        {
-          const int boxPlace_51 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(32 ^ boxSwizzle_1));
-          QOs[boxPlace_51] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 19u)]);
-        }
-        {
-          const int boxPlace_52 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(40 ^ boxSwizzle_1));
-          QOs[boxPlace_52] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 20u)]);
-        }
-        {
-          const int boxPlace_53 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(40 ^ boxSwizzle_1));
-          QOs[boxPlace_53] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 21u)]);
-        }
-        {
-          const int boxPlace_54 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(40 ^ boxSwizzle_1));
-          QOs[boxPlace_54] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 22u)]);
-        }
-        {
-          const int boxPlace_55 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(40 ^ boxSwizzle_1));
-          QOs[boxPlace_55] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 23u)]);
-        }
-        {
-          const int boxPlace_56 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(48 ^ boxSwizzle_1));
-          QOs[boxPlace_56] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 24u)]);
-        }
-        {
-          const int boxPlace_57 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(48 ^ boxSwizzle_1));
-          QOs[boxPlace_57] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 25u)]);
-        }
-        {
-          const int boxPlace_58 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(48 ^ boxSwizzle_1));
-          QOs[boxPlace_58] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 26u)]);
-        }
-        {
-          const int boxPlace_59 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(48 ^ boxSwizzle_1));
-          QOs[boxPlace_59] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 27u)]);
-        }
-        {
-          const int boxPlace_60 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(56 ^ boxSwizzle_1));
-          QOs[boxPlace_60] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 28u)]);
-        }
-        {
-          const int boxPlace_61 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(56 ^ boxSwizzle_1));
-          QOs[boxPlace_61] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 29u)]);
-        }
-        {
-          const int boxPlace_62 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(56 ^ boxSwizzle_1));
-          QOs[boxPlace_62] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 30u)]);
-        }
-        {
-          const int boxPlace_63 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(56 ^ boxSwizzle_1));
-          QOs[boxPlace_63] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 31u)]);
+          QOs[boxPlace_31] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 31u)]);
         }
       }
     }
-#line 442 "examples/flash-attention-backward.ts"
+#line 439 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 443 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase);
-#line 444 "examples/flash-attention-backward.ts"
+#line 440 "examples/flash-attention-backward.ts"
+    tsk_mbarrier_wait(&ready[c], 0);
+#line 441 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
-#line 445 "examples/flash-attention-backward.ts"
+#line 442 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b_5 = 0; b_5 < 2; b_5++) {
-#line 446 "examples/flash-attention-backward.ts"
+#line 443 "examples/flash-attention-backward.ts"
         tsk_store_tile(mapDQ, (int)(64u * (unsigned int)b_5), (int)((unsigned int)head + (unsigned int)rows), &QOs[(int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u)]);
       }
-#line 448 "examples/flash-attention-backward.ts"
+#line 445 "examples/flash-attention-backward.ts"
       tsk_wait_tile_stores<0>();
     }
   }
 }
 
 // Kernel flashAttentionBackwardQ specialized for D = 64, STAGES = 2; block 384×1×1.
-#line 286 "examples/flash-attention-backward.ts"
+#line 288 "examples/flash-attention-backward.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_64_STAGES_2(const tsk_bf16* __restrict__ Q, const tsk_bf16* __restrict__ K, const tsk_bf16* __restrict__ V, const tsk_bf16* __restrict__ dO, const float* __restrict__ L, const float* __restrict__ Dsum, tsk_bf16* dQ, const unsigned int* __restrict__ mapQ, const unsigned int* __restrict__ mapK, const unsigned int* __restrict__ mapV, const unsigned int* __restrict__ mapDO, const unsigned int* __restrict__ mapDQ, int seq, float scale, int causal) {
-  // 81976 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  // 65592 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 314 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&QOs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 0);
 #line 315 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&KVs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 32768);
+  tsk_bf16 (&QOs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 0);
 #line 316 "examples/flash-attention-backward.ts"
-  tsk_bf16 (&Ps)[8192] = *reinterpret_cast<tsk_bf16 (*)[8192]>(tsk_dynamic_shared + 65536);
+  tsk_bf16 (&KVs)[16384] = *reinterpret_cast<tsk_bf16 (*)[16384]>(tsk_dynamic_shared + 32768);
 #line 317 "examples/flash-attention-backward.ts"
-  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 81920);
+  unsigned long long (&qFull)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 65536);
 #line 318 "examples/flash-attention-backward.ts"
-  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 81928);
+  unsigned long long (&full)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 65544);
 #line 319 "examples/flash-attention-backward.ts"
-  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 81944);
+  unsigned long long (&empty)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 65560);
 #line 320 "examples/flash-attention-backward.ts"
-  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 81960);
+  unsigned long long (&ready)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 65576);
 #line 321 "examples/flash-attention-backward.ts"
   float S[32];
 #line 322 "examples/flash-attention-backward.ts"
   float dP[32];
-#line 323 "examples/flash-attention-backward.ts"
-  float dQacc[32];
-#line 324 "examples/flash-attention-backward.ts"
-  const int tid = (int)threadIdx.x;
+#line 325 "examples/flash-attention-backward.ts"
+  unsigned dS[16];
 #line 326 "examples/flash-attention-backward.ts"
-  const float scale2 = scale * 1.442695f;
+  float dQacc[32];
 #line 327 "examples/flash-attention-backward.ts"
-  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
-#line 328 "examples/flash-attention-backward.ts"
-  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
+  const int tid = (int)threadIdx.x;
+#line 329 "examples/flash-attention-backward.ts"
+  const float scale2 = scale * 1.442695f;
 #line 330 "examples/flash-attention-backward.ts"
-  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 64 : seq / 64;
+  const int q0 = (int)((unsigned int)((int)blockIdx.x) * 128u);
 #line 331 "examples/flash-attention-backward.ts"
-  if (tid == 0) {
-#line 332 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_init(&qFull[0], 1);
+  const int head = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)seq);
 #line 333 "examples/flash-attention-backward.ts"
-    for (int s = 0; s < 2; s++) {
+  const int tiles = causal != 0 ? (int)((unsigned int)q0 + 128u) / 64 : seq / 64;
 #line 334 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  if (tid == 0) {
 #line 335 "examples/flash-attention-backward.ts"
+    tsk_mbarrier_init(&qFull[0], 1);
+#line 336 "examples/flash-attention-backward.ts"
+    for (int s = 0; s < 2; s++) {
+#line 337 "examples/flash-attention-backward.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 338 "examples/flash-attention-backward.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 337 "examples/flash-attention-backward.ts"
+#line 340 "examples/flash-attention-backward.ts"
     tsk_mbarrier_init(&ready[0], 128);
-#line 338 "examples/flash-attention-backward.ts"
+#line 341 "examples/flash-attention-backward.ts"
     tsk_mbarrier_init(&ready[1], 128);
   }
-#line 340 "examples/flash-attention-backward.ts"
-  __syncthreads();
-#line 341 "examples/flash-attention-backward.ts"
-  if (tsk_warpgroup_idx() == 0) {
-#line 342 "examples/flash-attention-backward.ts"
-    tsk_setmaxnreg_dec<40>();
 #line 343 "examples/flash-attention-backward.ts"
-    if (tid == 0) {
+  __syncthreads();
 #line 344 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+  if (tsk_warpgroup_idx() == 0) {
 #line 345 "examples/flash-attention-backward.ts"
+    tsk_setmaxnreg_dec<40>();
+#line 346 "examples/flash-attention-backward.ts"
+    if (tid == 0) {
+#line 347 "examples/flash-attention-backward.ts"
+      tsk_mbarrier_arrive_expect(&qFull[0], 32768);
+#line 348 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b = 0; b < 1; b++) {
-#line 346 "examples/flash-attention-backward.ts"
+#line 349 "examples/flash-attention-backward.ts"
         tsk_copy_tile(&QOs[(int)((unsigned int)b * 128u * 64u)], mapQ, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
-#line 347 "examples/flash-attention-backward.ts"
+#line 350 "examples/flash-attention-backward.ts"
         tsk_copy_tile(&QOs[(int)(8192u + (unsigned int)b * 128u * 64u)], mapDO, (int)(64u * (unsigned int)b), (int)((unsigned int)head + (unsigned int)q0), &qFull[0]);
       }
     }
-#line 350 "examples/flash-attention-backward.ts"
-    int s_1 = 0;
-#line 351 "examples/flash-attention-backward.ts"
-    int phase = 0;
-#line 352 "examples/flash-attention-backward.ts"
-    for (int j = 0; j < tiles; j++) {
 #line 353 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
+    int s_1 = 0;
 #line 354 "examples/flash-attention-backward.ts"
-      if (tid == 0) {
+    int phase = 0;
 #line 355 "examples/flash-attention-backward.ts"
-        tsk_mbarrier_arrive_expect(&full[s_1], 16384);
+    for (int j = 0; j < tiles; j++) {
 #line 356 "examples/flash-attention-backward.ts"
+      tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
+#line 357 "examples/flash-attention-backward.ts"
+      if (tid == 0) {
+#line 358 "examples/flash-attention-backward.ts"
+        tsk_mbarrier_arrive_expect(&full[s_1], 16384);
+#line 359 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 357 "examples/flash-attention-backward.ts"
+#line 360 "examples/flash-attention-backward.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 8192u + (unsigned int)b_1 * 64u * 64u)], mapK, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 64u), &full[s_1]);
-#line 358 "examples/flash-attention-backward.ts"
+#line 361 "examples/flash-attention-backward.ts"
           tsk_copy_tile(&KVs[(int)((unsigned int)s_1 * 8192u + 4096u + (unsigned int)b_1 * 64u * 64u)], mapV, (int)(64u * (unsigned int)b_1), (int)((unsigned int)head + (unsigned int)j * 64u), &full[s_1]);
         }
       }
-#line 361 "examples/flash-attention-backward.ts"
-      s_1 = (int)((unsigned int)s_1 + 1u);
-#line 362 "examples/flash-attention-backward.ts"
-      if (s_1 == 2) {
-#line 363 "examples/flash-attention-backward.ts"
-        s_1 = 0;
 #line 364 "examples/flash-attention-backward.ts"
+      s_1 = (int)((unsigned int)s_1 + 1u);
+#line 365 "examples/flash-attention-backward.ts"
+      if (s_1 == 2) {
+#line 366 "examples/flash-attention-backward.ts"
+        s_1 = 0;
+#line 367 "examples/flash-attention-backward.ts"
         phase ^= 1;
       }
     }
   } else {
-#line 368 "examples/flash-attention-backward.ts"
-    tsk_setmaxnreg_inc<232>();
-#line 369 "examples/flash-attention-backward.ts"
-    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 370 "examples/flash-attention-backward.ts"
-    const int lane = tid & 31;
 #line 371 "examples/flash-attention-backward.ts"
-    const int mine = (int)((unsigned int)c * 64u * 64u);
-#line 374 "examples/flash-attention-backward.ts"
-    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
-#line 375 "examples/flash-attention-backward.ts"
-    const float l0 = L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))];
+    tsk_setmaxnreg_inc<232>();
+#line 372 "examples/flash-attention-backward.ts"
+    const int c = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
+#line 373 "examples/flash-attention-backward.ts"
+    const int lane = tid & 31;
 #line 376 "examples/flash-attention-backward.ts"
-    const float l1 = L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))];
+    const int rows = (int)((unsigned int)q0 + 64u * (unsigned int)c);
 #line 377 "examples/flash-attention-backward.ts"
-    const float d0 = Dsum[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))];
+    const float l0 = L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))];
 #line 378 "examples/flash-attention-backward.ts"
-    const float d1 = Dsum[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))];
+    const float l1 = L[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))];
 #line 379 "examples/flash-attention-backward.ts"
+    const float d0 = Dsum[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 0u))];
+#line 380 "examples/flash-attention-backward.ts"
+    const float d1 = Dsum[(int)((unsigned int)head + (unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + 8u))];
+#line 381 "examples/flash-attention-backward.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 380 "examples/flash-attention-backward.ts"
+#line 382 "examples/flash-attention-backward.ts"
       dQacc[(int)((unsigned int)b_2 * 32u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u)]);
       dQacc[(int)((unsigned int)b_2 * 32u + 1u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u + 1u)]);
       dQacc[(int)((unsigned int)b_2 * 32u + 2u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u + 2u)]);
@@ -3055,19 +2347,17 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
       dQacc[(int)((unsigned int)b_2 * 32u + 30u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u + 30u)]);
       dQacc[(int)((unsigned int)b_2 * 32u + 31u)] = 0.0f; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_2 * 32u + 31u)]);
     }
-#line 382 "examples/flash-attention-backward.ts"
-    int s_2 = 0;
-#line 383 "examples/flash-attention-backward.ts"
-    int phase_1 = 0;
 #line 384 "examples/flash-attention-backward.ts"
-    int readyPhase = 0;
+    int s_2 = 0;
 #line 385 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&qFull[0], 0);
+    int phase_1 = 0;
 #line 386 "examples/flash-attention-backward.ts"
-    for (int j_1 = 0; j_1 < tiles; j_1++) {
+    tsk_mbarrier_wait(&qFull[0], 0);
 #line 387 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&full[s_2], phase_1);
+    for (int j_1 = 0; j_1 < tiles; j_1++) {
 #line 388 "examples/flash-attention-backward.ts"
+      tsk_mbarrier_wait(&full[s_2], phase_1);
+#line 389 "examples/flash-attention-backward.ts"
       S[0] = 0.0f; tsk_wgmma_keep<1>(&S[0]);
       S[1] = 0.0f; tsk_wgmma_keep<1>(&S[1]);
       S[2] = 0.0f; tsk_wgmma_keep<1>(&S[2]);
@@ -3100,7 +2390,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
       S[29] = 0.0f; tsk_wgmma_keep<1>(&S[29]);
       S[30] = 0.0f; tsk_wgmma_keep<1>(&S[30]);
       S[31] = 0.0f; tsk_wgmma_keep<1>(&S[31]);
-#line 389 "examples/flash-attention-backward.ts"
+#line 390 "examples/flash-attention-backward.ts"
       dP[0] = 0.0f; tsk_wgmma_keep<1>(&dP[0]);
       dP[1] = 0.0f; tsk_wgmma_keep<1>(&dP[1]);
       dP[2] = 0.0f; tsk_wgmma_keep<1>(&dP[2]);
@@ -3133,393 +2423,248 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
       dP[29] = 0.0f; tsk_wgmma_keep<1>(&dP[29]);
       dP[30] = 0.0f; tsk_wgmma_keep<1>(&dP[30]);
       dP[31] = 0.0f; tsk_wgmma_keep<1>(&dP[31]);
-#line 390 "examples/flash-attention-backward.ts"
+#line 391 "examples/flash-attention-backward.ts"
       tsk_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 4; kk++) {
-#line 391 "examples/flash-attention-backward.ts"
+#line 392 "examples/flash-attention-backward.ts"
         tsk_wgmma_m64n64k16_bf16_k(&S[0 * 32], tsk_wgmma_desc_k(&QOs[(int)((unsigned int)(kk >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 8192u + (unsigned int)(kk >> 2) * 64u * 64u + 16u * (unsigned int)(kk & 3))]));
       }
-#line 393 "examples/flash-attention-backward.ts"
+#line 394 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int kk_1 = 0; kk_1 < 4; kk_1++) {
-#line 394 "examples/flash-attention-backward.ts"
+#line 395 "examples/flash-attention-backward.ts"
         tsk_wgmma_m64n64k16_bf16_k(&dP[0 * 32], tsk_wgmma_desc_k(&QOs[(int)(8192u + (unsigned int)(kk_1 >> 2) * 128u * 64u + (unsigned int)c * 64u * 64u + 16u * (unsigned int)(kk_1 & 3))]), tsk_wgmma_desc_k(&KVs[(int)((unsigned int)s_2 * 8192u + 4096u + (unsigned int)(kk_1 >> 2) * 64u * 64u + 16u * (unsigned int)(kk_1 & 3))]));
       }
-#line 396 "examples/flash-attention-backward.ts"
-      tsk_wgmma_commit();
 #line 397 "examples/flash-attention-backward.ts"
+      tsk_wgmma_commit();
+#line 398 "examples/flash-attention-backward.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<32>(S);
       tsk_wgmma_keep<32>(dP);
       tsk_wgmma_keep<32>(dQacc);
-#line 399 "examples/flash-attention-backward.ts"
-      const int key0 = (int)((unsigned int)j_1 * 64u);
 #line 400 "examples/flash-attention-backward.ts"
-      if (causal != 0 && (int)((unsigned int)key0 + 64u - 1u) > rows) {
+      const int key0 = (int)((unsigned int)j_1 * 64u);
 #line 401 "examples/flash-attention-backward.ts"
+      if (causal != 0 && (int)((unsigned int)key0 + 64u - 1u) > rows) {
+#line 402 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int e = 0; e < 32; e++) {
-#line 402 "examples/flash-attention-backward.ts"
-          float p = tsk_exp2f(S[(int)(0u + (unsigned int)e)] * scale2 - ((e & 2) == 0 ? l0 : l1));
 #line 403 "examples/flash-attention-backward.ts"
-          if ((int)((unsigned int)key0 + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
+          float p = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e)], scale2, -((e & 2) == 0 ? l0 : l1)));
 #line 404 "examples/flash-attention-backward.ts"
+          if ((int)((unsigned int)key0 + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u)) > (int)((unsigned int)rows + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 0u + (unsigned int)(((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 5) * 16u + (unsigned int)((e >> 1) & 1) * 8u))) {
+#line 405 "examples/flash-attention-backward.ts"
             p = 0.0f;
           }
-#line 406 "examples/flash-attention-backward.ts"
-          S[(int)(0u + (unsigned int)e)] = p * (dP[(int)(0u + (unsigned int)e)] - ((e & 2) == 0 ? d0 : d1)); tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e)]);
+#line 407 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(dS[((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) >> 1], ((int)((unsigned int)(e >> 3) * 8u + (unsigned int)(e & 7))) & 1, p * (dP[(int)(0u + (unsigned int)e)] - ((e & 2) == 0 ? d0 : d1)));
         }
       } else {
-#line 409 "examples/flash-attention-backward.ts"
+#line 410 "examples/flash-attention-backward.ts"
 #pragma unroll
         for (int e_1 = 0; e_1 < 32; e_1++) {
-#line 410 "examples/flash-attention-backward.ts"
-          const float p_1 = tsk_exp2f(S[(int)(0u + (unsigned int)e_1)] * scale2 - ((e_1 & 2) == 0 ? l0 : l1));
 #line 411 "examples/flash-attention-backward.ts"
-          S[(int)(0u + (unsigned int)e_1)] = p_1 * (dP[(int)(0u + (unsigned int)e_1)] - ((e_1 & 2) == 0 ? d0 : d1)); tsk_wgmma_keep<1>(&S[(int)(0u + (unsigned int)e_1)]);
+          const float p_1 = tsk_exp2f(fmaf(S[(int)(0u + (unsigned int)e_1)], scale2, -((e_1 & 2) == 0 ? l0 : l1)));
+#line 412 "examples/flash-attention-backward.ts"
+          tsk_a16_set_bf16(dS[((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) >> 1], ((int)((unsigned int)(e_1 >> 3) * 8u + (unsigned int)(e_1 & 7))) & 1, p_1 * (dP[(int)(0u + (unsigned int)e_1)] - ((e_1 & 2) == 0 ? d0 : d1)));
         }
       }
+#line 416 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int kk_2 = 0; kk_2 < 4; kk_2++) {
+#line 417 "examples/flash-attention-backward.ts"
+        tsk_wgmma_fence();
+#pragma unroll
+        for (int b_3 = 0; b_3 < 1; b_3++) {
+#line 418 "examples/flash-attention-backward.ts"
+          tsk_wgmma_m64n64k16_bf16_n_r(&dQacc[b_3 * 32], dS[kk_2 * 4], dS[kk_2 * 4 + 1], dS[kk_2 * 4 + 2], dS[kk_2 * 4 + 3], tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 8192u + (unsigned int)b_3 * 64u * 64u + 1024u * (unsigned int)kk_2)], (64) * 128));
+        }
+      }
+#line 421 "examples/flash-attention-backward.ts"
+      tsk_wgmma_commit();
+#line 422 "examples/flash-attention-backward.ts"
+      tsk_wgmma_wait<0>();
+      tsk_wgmma_keep<32>(S);
+      tsk_wgmma_keep<32>(dP);
+      tsk_wgmma_keep<32>(dQacc);
+#line 423 "examples/flash-attention-backward.ts"
+      if (lane == 0) {
+#line 424 "examples/flash-attention-backward.ts"
+        tsk_mbarrier_arrive(&empty[s_2]);
+      }
+#line 426 "examples/flash-attention-backward.ts"
+      s_2 = (int)((unsigned int)s_2 + 1u);
+#line 427 "examples/flash-attention-backward.ts"
+      if (s_2 == 2) {
+#line 428 "examples/flash-attention-backward.ts"
+        s_2 = 0;
+#line 429 "examples/flash-attention-backward.ts"
+        phase_1 ^= 1;
+      }
+    }
+#line 433 "examples/flash-attention-backward.ts"
+#pragma unroll
+    for (int b_4 = 0; b_4 < 1; b_4++) {
+#line 434 "examples/flash-attention-backward.ts"
+#pragma unroll
+      for (int e_2 = 0; e_2 < 32; e_2++) {
+#line 435 "examples/flash-attention-backward.ts"
+        dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)] = dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)] * scale; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)]);
+      }
       {
-#line 414 "examples/flash-attention-backward.ts"
+#line 437 "examples/flash-attention-backward.ts"
         const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
         const int laneGroup = (lane_1 >> 2) & 7;
         const int lanePlace = lane_1 & 3;
         const int boxRow = (int)((unsigned int)laneGroup + (unsigned int)(lane_1 >> 5) * 16u);
         const int boxCol = (int)((unsigned int)lanePlace * 2u);
         const int boxSize = (int)(64u << 6);
-        const int boxBase = (int)((unsigned int)mine + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
-        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)(mine >> 6) + (unsigned int)boxRow) & 7) << 3);
+        const int boxBase = (int)((unsigned int)b_4 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow << 6) + (unsigned int)boxCol);
+        const int boxSwizzle = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)b_4 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow) & 7) << 3);
         {
           const int boxPlace = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace] = tsk_f32_to_bf16(S[0]);
+          QOs[boxPlace] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u)]);
         }
         {
           const int boxPlace_1 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_1] = tsk_f32_to_bf16(S[1]);
+          QOs[boxPlace_1] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 1u)]);
         }
         {
           const int boxPlace_2 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_2] = tsk_f32_to_bf16(S[2]);
+          QOs[boxPlace_2] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 2u)]);
         }
         {
           const int boxPlace_3 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(0 ^ boxSwizzle));
-          Ps[boxPlace_3] = tsk_f32_to_bf16(S[3]);
+          QOs[boxPlace_3] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 3u)]);
         }
         {
           const int boxPlace_4 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_4] = tsk_f32_to_bf16(S[4]);
+          QOs[boxPlace_4] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 4u)]);
         }
         {
           const int boxPlace_5 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_5] = tsk_f32_to_bf16(S[5]);
+          QOs[boxPlace_5] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 5u)]);
         }
         {
           const int boxPlace_6 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_6] = tsk_f32_to_bf16(S[6]);
+          QOs[boxPlace_6] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 6u)]);
         }
         {
           const int boxPlace_7 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(8 ^ boxSwizzle));
-          Ps[boxPlace_7] = tsk_f32_to_bf16(S[7]);
+          QOs[boxPlace_7] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 7u)]);
         }
         {
           const int boxPlace_8 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_8] = tsk_f32_to_bf16(S[8]);
+          QOs[boxPlace_8] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 8u)]);
         }
         {
           const int boxPlace_9 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_9] = tsk_f32_to_bf16(S[9]);
+          QOs[boxPlace_9] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 9u)]);
         }
         {
           const int boxPlace_10 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_10] = tsk_f32_to_bf16(S[10]);
+          QOs[boxPlace_10] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 10u)]);
         }
         {
           const int boxPlace_11 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(16 ^ boxSwizzle));
-          Ps[boxPlace_11] = tsk_f32_to_bf16(S[11]);
+          QOs[boxPlace_11] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 11u)]);
         }
         {
           const int boxPlace_12 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_12] = tsk_f32_to_bf16(S[12]);
+          QOs[boxPlace_12] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 12u)]);
         }
         {
           const int boxPlace_13 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_13] = tsk_f32_to_bf16(S[13]);
+          QOs[boxPlace_13] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 13u)]);
         }
         {
           const int boxPlace_14 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_14] = tsk_f32_to_bf16(S[14]);
+          QOs[boxPlace_14] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 14u)]);
         }
         {
           const int boxPlace_15 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(24 ^ boxSwizzle));
-          Ps[boxPlace_15] = tsk_f32_to_bf16(S[15]);
+          QOs[boxPlace_15] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 15u)]);
         }
         {
           const int boxPlace_16 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_16] = tsk_f32_to_bf16(S[16]);
+          QOs[boxPlace_16] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 16u)]);
         }
         {
           const int boxPlace_17 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_17] = tsk_f32_to_bf16(S[17]);
+          QOs[boxPlace_17] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 17u)]);
         }
         {
           const int boxPlace_18 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_18] = tsk_f32_to_bf16(S[18]);
+          QOs[boxPlace_18] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 18u)]);
         }
         {
           const int boxPlace_19 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(32 ^ boxSwizzle));
-          Ps[boxPlace_19] = tsk_f32_to_bf16(S[19]);
+          QOs[boxPlace_19] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 19u)]);
         }
         {
           const int boxPlace_20 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_20] = tsk_f32_to_bf16(S[20]);
+          QOs[boxPlace_20] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 20u)]);
         }
         {
           const int boxPlace_21 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_21] = tsk_f32_to_bf16(S[21]);
+          QOs[boxPlace_21] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 21u)]);
         }
         {
           const int boxPlace_22 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_22] = tsk_f32_to_bf16(S[22]);
+          QOs[boxPlace_22] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 22u)]);
         }
         {
           const int boxPlace_23 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(40 ^ boxSwizzle));
-          Ps[boxPlace_23] = tsk_f32_to_bf16(S[23]);
+          QOs[boxPlace_23] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 23u)]);
         }
         {
           const int boxPlace_24 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_24] = tsk_f32_to_bf16(S[24]);
+          QOs[boxPlace_24] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 24u)]);
         }
         {
           const int boxPlace_25 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_25] = tsk_f32_to_bf16(S[25]);
+          QOs[boxPlace_25] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 25u)]);
         }
         {
           const int boxPlace_26 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_26] = tsk_f32_to_bf16(S[26]);
+          QOs[boxPlace_26] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 26u)]);
         }
         {
           const int boxPlace_27 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(48 ^ boxSwizzle));
-          Ps[boxPlace_27] = tsk_f32_to_bf16(S[27]);
+          QOs[boxPlace_27] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 27u)]);
         }
         {
           const int boxPlace_28 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 0u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_28] = tsk_f32_to_bf16(S[28]);
+          QOs[boxPlace_28] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 28u)]);
         }
         {
           const int boxPlace_29 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 1u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_29] = tsk_f32_to_bf16(S[29]);
+          QOs[boxPlace_29] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 29u)]);
         }
         {
           const int boxPlace_30 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 512u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_30] = tsk_f32_to_bf16(S[30]);
+          QOs[boxPlace_30] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 30u)]);
         }
         {
           const int boxPlace_31 = (int)((unsigned int)boxBase + (0u * (unsigned int)boxSize + 513u) + (unsigned int)(56 ^ boxSwizzle));
-          Ps[boxPlace_31] = tsk_f32_to_bf16(S[31]);
-        }
-      }
-#line 415 "examples/flash-attention-backward.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 416 "examples/flash-attention-backward.ts"
-      tsk_mbarrier_wait(&ready[c], readyPhase);
-#line 417 "examples/flash-attention-backward.ts"
-      readyPhase ^= 1;
-#line 419 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int kk_2 = 0; kk_2 < 4; kk_2++) {
-#line 420 "examples/flash-attention-backward.ts"
-        tsk_wgmma_fence();
-#pragma unroll
-        for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 421 "examples/flash-attention-backward.ts"
-          tsk_wgmma_m64n64k16_bf16_n(&dQacc[b_3 * 32], tsk_wgmma_desc_k(&Ps[(int)((unsigned int)mine + 16u * (unsigned int)kk_2)]), tsk_wgmma_desc_n(&KVs[(int)((unsigned int)s_2 * 8192u + (unsigned int)b_3 * 64u * 64u + 1024u * (unsigned int)kk_2)], (64) * 128));
-        }
-      }
-#line 424 "examples/flash-attention-backward.ts"
-      tsk_wgmma_commit();
-#line 425 "examples/flash-attention-backward.ts"
-      tsk_wgmma_wait<0>();
-      tsk_wgmma_keep<32>(S);
-      tsk_wgmma_keep<32>(dP);
-      tsk_wgmma_keep<32>(dQacc);
-#line 426 "examples/flash-attention-backward.ts"
-      if (lane == 0) {
-#line 427 "examples/flash-attention-backward.ts"
-        tsk_mbarrier_arrive(&empty[s_2]);
-      }
-#line 429 "examples/flash-attention-backward.ts"
-      s_2 = (int)((unsigned int)s_2 + 1u);
-#line 430 "examples/flash-attention-backward.ts"
-      if (s_2 == 2) {
-#line 431 "examples/flash-attention-backward.ts"
-        s_2 = 0;
-#line 432 "examples/flash-attention-backward.ts"
-        phase_1 ^= 1;
-      }
-    }
-#line 436 "examples/flash-attention-backward.ts"
-#pragma unroll
-    for (int b_4 = 0; b_4 < 1; b_4++) {
-#line 437 "examples/flash-attention-backward.ts"
-#pragma unroll
-      for (int e_2 = 0; e_2 < 32; e_2++) {
-#line 438 "examples/flash-attention-backward.ts"
-        dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)] = dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)] * scale; tsk_wgmma_keep<1>(&dQacc[(int)((unsigned int)b_4 * 32u + (unsigned int)e_2)]);
-      }
-      {
-#line 440 "examples/flash-attention-backward.ts"
-        const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
-        const int laneGroup_1 = (lane_2 >> 2) & 7;
-        const int lanePlace_1 = lane_2 & 3;
-        const int boxRow_1 = (int)((unsigned int)laneGroup_1 + (unsigned int)(lane_2 >> 5) * 16u);
-        const int boxCol_1 = (int)((unsigned int)lanePlace_1 * 2u);
-        const int boxSize_1 = (int)(64u << 6);
-        const int boxBase_1 = (int)((unsigned int)b_4 * 128u * 64u + (unsigned int)c * 64u * 64u + ((unsigned int)boxRow_1 << 6) + (unsigned int)boxCol_1);
-        const int boxSwizzle_1 = (int)((unsigned int)((int)((unsigned int)((int)((unsigned int)b_4 * 128u * 64u + (unsigned int)c * 64u * 64u) >> 6) + (unsigned int)boxRow_1) & 7) << 3);
-        {
-          const int boxPlace_32 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(0 ^ boxSwizzle_1));
-          QOs[boxPlace_32] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u)]);
-        }
-        {
-          const int boxPlace_33 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(0 ^ boxSwizzle_1));
-          QOs[boxPlace_33] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 1u)]);
-        }
-        {
-          const int boxPlace_34 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(0 ^ boxSwizzle_1));
-          QOs[boxPlace_34] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 2u)]);
-        }
-        {
-          const int boxPlace_35 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(0 ^ boxSwizzle_1));
-          QOs[boxPlace_35] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 3u)]);
-        }
-        {
-          const int boxPlace_36 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(8 ^ boxSwizzle_1));
-          QOs[boxPlace_36] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 4u)]);
-        }
-        {
-          const int boxPlace_37 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(8 ^ boxSwizzle_1));
-          QOs[boxPlace_37] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 5u)]);
-        }
-        {
-          const int boxPlace_38 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(8 ^ boxSwizzle_1));
-          QOs[boxPlace_38] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 6u)]);
-        }
-        {
-          const int boxPlace_39 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(8 ^ boxSwizzle_1));
-          QOs[boxPlace_39] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 7u)]);
-        }
-        {
-          const int boxPlace_40 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(16 ^ boxSwizzle_1));
-          QOs[boxPlace_40] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 8u)]);
-        }
-        {
-          const int boxPlace_41 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(16 ^ boxSwizzle_1));
-          QOs[boxPlace_41] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 9u)]);
-        }
-        {
-          const int boxPlace_42 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(16 ^ boxSwizzle_1));
-          QOs[boxPlace_42] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 10u)]);
-        }
-        {
-          const int boxPlace_43 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(16 ^ boxSwizzle_1));
-          QOs[boxPlace_43] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 11u)]);
-        }
-        {
-          const int boxPlace_44 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(24 ^ boxSwizzle_1));
-          QOs[boxPlace_44] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 12u)]);
-        }
-        {
-          const int boxPlace_45 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(24 ^ boxSwizzle_1));
-          QOs[boxPlace_45] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 13u)]);
-        }
-        {
-          const int boxPlace_46 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(24 ^ boxSwizzle_1));
-          QOs[boxPlace_46] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 14u)]);
-        }
-        {
-          const int boxPlace_47 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(24 ^ boxSwizzle_1));
-          QOs[boxPlace_47] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 15u)]);
-        }
-        {
-          const int boxPlace_48 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(32 ^ boxSwizzle_1));
-          QOs[boxPlace_48] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 16u)]);
-        }
-        {
-          const int boxPlace_49 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(32 ^ boxSwizzle_1));
-          QOs[boxPlace_49] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 17u)]);
-        }
-        {
-          const int boxPlace_50 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(32 ^ boxSwizzle_1));
-          QOs[boxPlace_50] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 18u)]);
-        }
-        {
-          const int boxPlace_51 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(32 ^ boxSwizzle_1));
-          QOs[boxPlace_51] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 19u)]);
-        }
-        {
-          const int boxPlace_52 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(40 ^ boxSwizzle_1));
-          QOs[boxPlace_52] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 20u)]);
-        }
-        {
-          const int boxPlace_53 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(40 ^ boxSwizzle_1));
-          QOs[boxPlace_53] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 21u)]);
-        }
-        {
-          const int boxPlace_54 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(40 ^ boxSwizzle_1));
-          QOs[boxPlace_54] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 22u)]);
-        }
-        {
-          const int boxPlace_55 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(40 ^ boxSwizzle_1));
-          QOs[boxPlace_55] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 23u)]);
-        }
-        {
-          const int boxPlace_56 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(48 ^ boxSwizzle_1));
-          QOs[boxPlace_56] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 24u)]);
-        }
-        {
-          const int boxPlace_57 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(48 ^ boxSwizzle_1));
-          QOs[boxPlace_57] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 25u)]);
-        }
-        {
-          const int boxPlace_58 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(48 ^ boxSwizzle_1));
-          QOs[boxPlace_58] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 26u)]);
-        }
-        {
-          const int boxPlace_59 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(48 ^ boxSwizzle_1));
-          QOs[boxPlace_59] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 27u)]);
-        }
-        {
-          const int boxPlace_60 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 0u) + (unsigned int)(56 ^ boxSwizzle_1));
-          QOs[boxPlace_60] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 28u)]);
-        }
-        {
-          const int boxPlace_61 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 1u) + (unsigned int)(56 ^ boxSwizzle_1));
-          QOs[boxPlace_61] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 29u)]);
-        }
-        {
-          const int boxPlace_62 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 512u) + (unsigned int)(56 ^ boxSwizzle_1));
-          QOs[boxPlace_62] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 30u)]);
-        }
-        {
-          const int boxPlace_63 = (int)((unsigned int)boxBase_1 + (0u * (unsigned int)boxSize_1 + 513u) + (unsigned int)(56 ^ boxSwizzle_1));
-          QOs[boxPlace_63] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 31u)]);
+          QOs[boxPlace_31] = tsk_f32_to_bf16(dQacc[(int)((unsigned int)b_4 * 32u + 31u)]);
         }
       }
     }
-#line 442 "examples/flash-attention-backward.ts"
+#line 439 "examples/flash-attention-backward.ts"
     tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&ready[c]);
-#line 443 "examples/flash-attention-backward.ts"
-    tsk_mbarrier_wait(&ready[c], readyPhase);
-#line 444 "examples/flash-attention-backward.ts"
+#line 440 "examples/flash-attention-backward.ts"
+    tsk_mbarrier_wait(&ready[c], 0);
+#line 441 "examples/flash-attention-backward.ts"
     if ((tid & 127) == 0) {
-#line 445 "examples/flash-attention-backward.ts"
+#line 442 "examples/flash-attention-backward.ts"
 #pragma unroll
       for (int b_5 = 0; b_5 < 1; b_5++) {
-#line 446 "examples/flash-attention-backward.ts"
+#line 443 "examples/flash-attention-backward.ts"
         tsk_store_tile(mapDQ, (int)(64u * (unsigned int)b_5), (int)((unsigned int)head + (unsigned int)rows), &QOs[(int)((unsigned int)b_5 * 128u * 64u + (unsigned int)c * 64u * 64u)]);
       }
-#line 448 "examples/flash-attention-backward.ts"
+#line 445 "examples/flash-attention-backward.ts"
       tsk_wait_tile_stores<0>();
     }
   }

@@ -32,10 +32,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 
 // Launches flashAttentionBackwardKV_D_128_STAGES_2 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_flashAttentionBackwardKV_D_128_STAGES_2(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, const __nv_bfloat16* dO, const float* L, const float* Dsum, __nv_bfloat16* dK, __nv_bfloat16* dV, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapDO, const unsigned int* mapDK, const unsigned int* mapDV, int seq, float scale, int causal) {
-  // 165944 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionBackwardKV_D_128_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 165944);
+  // 133176 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionBackwardKV_D_128_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 133176);
   if (raised != cudaSuccess) return raised;
-  flashAttentionBackwardKV_D_128_STAGES_2<<<grid, dim3(384, 1, 1), 165944, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<const tsk_bf16*>(dO), L, Dsum, reinterpret_cast<tsk_bf16*>(dK), reinterpret_cast<tsk_bf16*>(dV), mapQ, mapK, mapV, mapDO, mapDK, mapDV, seq, scale, causal);
+  flashAttentionBackwardKV_D_128_STAGES_2<<<grid, dim3(384, 1, 1), 133176, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<const tsk_bf16*>(dO), L, Dsum, reinterpret_cast<tsk_bf16*>(dK), reinterpret_cast<tsk_bf16*>(dV), mapQ, mapK, mapV, mapDO, mapDK, mapDV, seq, scale, causal);
   return cudaGetLastError();
 }
 
@@ -43,10 +43,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardKV_D_
 
 // Launches flashAttentionBackwardKV_D_64_STAGES_2 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_flashAttentionBackwardKV_D_64_STAGES_2(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, const __nv_bfloat16* dO, const float* L, const float* Dsum, __nv_bfloat16* dK, __nv_bfloat16* dV, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapDO, const unsigned int* mapDK, const unsigned int* mapDV, int seq, float scale, int causal) {
-  // 100408 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionBackwardKV_D_64_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 100408);
+  // 67640 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionBackwardKV_D_64_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 67640);
   if (raised != cudaSuccess) return raised;
-  flashAttentionBackwardKV_D_64_STAGES_2<<<grid, dim3(384, 1, 1), 100408, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<const tsk_bf16*>(dO), L, Dsum, reinterpret_cast<tsk_bf16*>(dK), reinterpret_cast<tsk_bf16*>(dV), mapQ, mapK, mapV, mapDO, mapDK, mapDV, seq, scale, causal);
+  flashAttentionBackwardKV_D_64_STAGES_2<<<grid, dim3(384, 1, 1), 67640, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<const tsk_bf16*>(dO), L, Dsum, reinterpret_cast<tsk_bf16*>(dK), reinterpret_cast<tsk_bf16*>(dV), mapQ, mapK, mapV, mapDO, mapDK, mapDV, seq, scale, causal);
   return cudaGetLastError();
 }
 
@@ -54,10 +54,10 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_1
 
 // Launches flashAttentionBackwardQ_D_128_STAGES_2 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_flashAttentionBackwardQ_D_128_STAGES_2(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, const __nv_bfloat16* dO, const float* L, const float* Dsum, __nv_bfloat16* dQ, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapDO, const unsigned int* mapDQ, int seq, float scale, int causal) {
-  // 148536 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionBackwardQ_D_128_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 148536);
+  // 132152 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionBackwardQ_D_128_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 132152);
   if (raised != cudaSuccess) return raised;
-  flashAttentionBackwardQ_D_128_STAGES_2<<<grid, dim3(384, 1, 1), 148536, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<const tsk_bf16*>(dO), L, Dsum, reinterpret_cast<tsk_bf16*>(dQ), mapQ, mapK, mapV, mapDO, mapDQ, seq, scale, causal);
+  flashAttentionBackwardQ_D_128_STAGES_2<<<grid, dim3(384, 1, 1), 132152, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<const tsk_bf16*>(dO), L, Dsum, reinterpret_cast<tsk_bf16*>(dQ), mapQ, mapK, mapV, mapDO, mapDQ, seq, scale, causal);
   return cudaGetLastError();
 }
 
@@ -65,9 +65,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) flashAttentionBackwardQ_D_6
 
 // Launches flashAttentionBackwardQ_D_64_STAGES_2 with its fixed block 384×1×1; returns the launch error, if any.
 static inline cudaError_t launch_flashAttentionBackwardQ_D_64_STAGES_2(dim3 grid, cudaStream_t stream, const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, const __nv_bfloat16* dO, const float* L, const float* Dsum, __nv_bfloat16* dQ, const unsigned int* mapQ, const unsigned int* mapK, const unsigned int* mapV, const unsigned int* mapDO, const unsigned int* mapDQ, int seq, float scale, int causal) {
-  // 83000 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionBackwardQ_D_64_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 83000);
+  // 66616 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(flashAttentionBackwardQ_D_64_STAGES_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 66616);
   if (raised != cudaSuccess) return raised;
-  flashAttentionBackwardQ_D_64_STAGES_2<<<grid, dim3(384, 1, 1), 83000, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<const tsk_bf16*>(dO), L, Dsum, reinterpret_cast<tsk_bf16*>(dQ), mapQ, mapK, mapV, mapDO, mapDQ, seq, scale, causal);
+  flashAttentionBackwardQ_D_64_STAGES_2<<<grid, dim3(384, 1, 1), 66616, stream>>>(reinterpret_cast<const tsk_bf16*>(Q), reinterpret_cast<const tsk_bf16*>(K), reinterpret_cast<const tsk_bf16*>(V), reinterpret_cast<const tsk_bf16*>(dO), L, Dsum, reinterpret_cast<tsk_bf16*>(dQ), mapQ, mapK, mapV, mapDO, mapDQ, seq, scale, causal);
   return cudaGetLastError();
 }

@@ -620,10 +620,10 @@ export function flashAttentionBackwardKV_D_128_STAGES_2(args, blockIdx, blockDim
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (flashAttentionBackwardKV_D_128_STAGES_2_arrays === undefined || flashAttentionBackwardKV_D_128_STAGES_2_arrays.threads !== threads) {
-    flashAttentionBackwardKV_D_128_STAGES_2_arrays = { threads, KVs: new Uint16Array(32768), QOs: new Uint16Array(32768), LDs: new Float32Array(256), Ps: new Uint16Array(16384), kvFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), St: new Float32Array(threads * 32), dPt: new Float32Array(threads * 32), dVacc: new Float32Array(threads * 64), dKacc: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads) };
+    flashAttentionBackwardKV_D_128_STAGES_2_arrays = { threads, KVs: new Uint16Array(32768), QOs: new Uint16Array(32768), LDs: new Float32Array(256), kvFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), St: new Float32Array(threads * 32), dPt: new Float32Array(threads * 32), Pt: new Float32Array(threads * 32), dSt: new Float32Array(threads * 32), dVacc: new Float32Array(threads * 64), dKacc: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads) };
   }
-  const { KVs, QOs, LDs, Ps, kvFull, full, empty, ready, St, dPt, dVacc, dKacc, s_slots, phase_slots, s_slots_1, phase_slots_1 } = flashAttentionBackwardKV_D_128_STAGES_2_arrays;
-  KVs.fill(0); QOs.fill(0); LDs.fill(0); Ps.fill(0); kvFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); St.fill(0); dPt.fill(0); dVacc.fill(0); dKacc.fill(0);
+  const { KVs, QOs, LDs, kvFull, full, empty, ready, St, dPt, Pt, dSt, dVacc, dKacc, s_slots, phase_slots, s_slots_1, phase_slots_1 } = flashAttentionBackwardKV_D_128_STAGES_2_arrays;
+  KVs.fill(0); QOs.fill(0); LDs.fill(0); kvFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); St.fill(0); dPt.fill(0); Pt.fill(0); dSt.fill(0); dVacc.fill(0); dKacc.fill(0);
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
@@ -700,9 +700,7 @@ export function flashAttentionBackwardKV_D_128_STAGES_2(args, blockIdx, blockDim
       }
     } else {
       const c = (warpgroupIndex - 1) | 0;
-      const mine = imul(imul(imul(c, 2), 64), 64);
       const keys = (k0 + imul(64, c)) | 0;
-      let readyPhase = 0;
       threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         let s_1 = s_slots_1[t];
@@ -878,301 +876,22 @@ export function flashAttentionBackwardKV_D_128_STAGES_2(args, blockIdx, blockDim
             if ((causal !== 0) && (q0 < ((keys + 64) | 0))) {
               for (let e = 0; e < 32; e = (e + 1) | 0) {
                 const column = (((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0;
-                let p = fround(Math.pow(2, fround(fround(St[t * 32 + ((0 + e) | 0)] * scale2) - LDs[((lds + column) | 0)])));
+                let p = fround(Math.pow(2, fround(St[t * 32 + ((0 + e) | 0)] * scale2 + (-LDs[((lds + column) | 0)]))));
                 if (((keys + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0) > ((q0 + column) | 0)) {
                   p = 0;
                 }
-                St[t * 32 + ((0 + e) | 0)] = p;
-                dPt[t * 32 + ((0 + e) | 0)] = fround(p * fround(dPt[t * 32 + ((0 + e) | 0)] - LDs[((((lds + 64) | 0) + column) | 0)]));
+                Pt[t * 32 + ((imul((e >> 3), 8) + (e & 7)) | 0)] = fround(bf16Round(p));
+                dSt[t * 32 + ((imul((e >> 3), 8) + (e & 7)) | 0)] = fround(bf16Round(fround(p * fround(dPt[t * 32 + ((0 + e) | 0)] - LDs[((((lds + 64) | 0) + column) | 0)]))));
               }
             } else {
               for (let e_1 = 0; e_1 < 32; e_1 = (e_1 + 1) | 0) {
                 const column_1 = (((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e_1 >> 0) & 1), 1)) | 0) + imul(((e_1 >> 2) & 1), 8)) | 0) + imul(((e_1 >> 3) & 1), 16)) | 0) + imul(((e_1 >> 4) & 1), 32)) | 0;
-                const p_1 = fround(Math.pow(2, fround(fround(St[t * 32 + ((0 + e_1) | 0)] * scale2) - LDs[((lds + column_1) | 0)])));
-                St[t * 32 + ((0 + e_1) | 0)] = p_1;
-                dPt[t * 32 + ((0 + e_1) | 0)] = fround(p_1 * fround(dPt[t * 32 + ((0 + e_1) | 0)] - LDs[((((lds + 64) | 0) + column_1) | 0)]));
+                const p_1 = fround(Math.pow(2, fround(St[t * 32 + ((0 + e_1) | 0)] * scale2 + (-LDs[((lds + column_1) | 0)]))));
+                Pt[t * 32 + ((imul((e_1 >> 3), 8) + (e_1 & 7)) | 0)] = fround(bf16Round(p_1));
+                dSt[t * 32 + ((imul((e_1 >> 3), 8) + (e_1 & 7)) | 0)] = fround(bf16Round(fround(p_1 * fround(dPt[t * 32 + ((0 + e_1) | 0)] - LDs[((((lds + 64) | 0) + column_1) | 0)]))));
               }
             }
-            {
-              const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-              const laneGroup = (lane_1 >> 2) & 7;
-              const lanePlace = lane_1 & 3;
-              const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
-              const boxCol = imul(lanePlace, 2);
-              const boxSize = 64 << 6;
-              const boxBase = (((mine + (boxRow << 6)) | 0) + boxCol) | 0;
-              const boxSwizzle = ((((mine >> 6) + boxRow) | 0) & 7) << 3;
-              {
-                const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace] = bf16Encode(bf16Round(St[t * 32 + 0]));
-              }
-              {
-                const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_1] = bf16Encode(bf16Round(St[t * 32 + 1]));
-              }
-              {
-                const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_2] = bf16Encode(bf16Round(St[t * 32 + 2]));
-              }
-              {
-                const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_3] = bf16Encode(bf16Round(St[t * 32 + 3]));
-              }
-              {
-                const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_4] = bf16Encode(bf16Round(St[t * 32 + 4]));
-              }
-              {
-                const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_5] = bf16Encode(bf16Round(St[t * 32 + 5]));
-              }
-              {
-                const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_6] = bf16Encode(bf16Round(St[t * 32 + 6]));
-              }
-              {
-                const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_7] = bf16Encode(bf16Round(St[t * 32 + 7]));
-              }
-              {
-                const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_8] = bf16Encode(bf16Round(St[t * 32 + 8]));
-              }
-              {
-                const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_9] = bf16Encode(bf16Round(St[t * 32 + 9]));
-              }
-              {
-                const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_10] = bf16Encode(bf16Round(St[t * 32 + 10]));
-              }
-              {
-                const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_11] = bf16Encode(bf16Round(St[t * 32 + 11]));
-              }
-              {
-                const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_12] = bf16Encode(bf16Round(St[t * 32 + 12]));
-              }
-              {
-                const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_13] = bf16Encode(bf16Round(St[t * 32 + 13]));
-              }
-              {
-                const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_14] = bf16Encode(bf16Round(St[t * 32 + 14]));
-              }
-              {
-                const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_15] = bf16Encode(bf16Round(St[t * 32 + 15]));
-              }
-              {
-                const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_16] = bf16Encode(bf16Round(St[t * 32 + 16]));
-              }
-              {
-                const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_17] = bf16Encode(bf16Round(St[t * 32 + 17]));
-              }
-              {
-                const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_18] = bf16Encode(bf16Round(St[t * 32 + 18]));
-              }
-              {
-                const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_19] = bf16Encode(bf16Round(St[t * 32 + 19]));
-              }
-              {
-                const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_20] = bf16Encode(bf16Round(St[t * 32 + 20]));
-              }
-              {
-                const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_21] = bf16Encode(bf16Round(St[t * 32 + 21]));
-              }
-              {
-                const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_22] = bf16Encode(bf16Round(St[t * 32 + 22]));
-              }
-              {
-                const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_23] = bf16Encode(bf16Round(St[t * 32 + 23]));
-              }
-              {
-                const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_24] = bf16Encode(bf16Round(St[t * 32 + 24]));
-              }
-              {
-                const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_25] = bf16Encode(bf16Round(St[t * 32 + 25]));
-              }
-              {
-                const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_26] = bf16Encode(bf16Round(St[t * 32 + 26]));
-              }
-              {
-                const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_27] = bf16Encode(bf16Round(St[t * 32 + 27]));
-              }
-              {
-                const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_28] = bf16Encode(bf16Round(St[t * 32 + 28]));
-              }
-              {
-                const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_29] = bf16Encode(bf16Round(St[t * 32 + 29]));
-              }
-              {
-                const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_30] = bf16Encode(bf16Round(St[t * 32 + 30]));
-              }
-              {
-                const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_31] = bf16Encode(bf16Round(St[t * 32 + 31]));
-              }
-            }
-            {
-              const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-              const laneGroup_1 = (lane_2 >> 2) & 7;
-              const lanePlace_1 = lane_2 & 3;
-              const boxRow_1 = (laneGroup_1 + imul((lane_2 >> 5), 16)) | 0;
-              const boxCol_1 = imul(lanePlace_1, 2);
-              const boxSize_1 = 64 << 6;
-              const boxBase_1 = (((((mine + 4096) | 0) + (boxRow_1 << 6)) | 0) + boxCol_1) | 0;
-              const boxSwizzle_1 = ((((((mine + 4096) | 0) >> 6) + boxRow_1) | 0) & 7) << 3;
-              {
-                const boxPlace_32 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_32] = bf16Encode(bf16Round(dPt[t * 32 + 0]));
-              }
-              {
-                const boxPlace_33 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_33] = bf16Encode(bf16Round(dPt[t * 32 + 1]));
-              }
-              {
-                const boxPlace_34 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_34] = bf16Encode(bf16Round(dPt[t * 32 + 2]));
-              }
-              {
-                const boxPlace_35 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_35] = bf16Encode(bf16Round(dPt[t * 32 + 3]));
-              }
-              {
-                const boxPlace_36 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_36] = bf16Encode(bf16Round(dPt[t * 32 + 4]));
-              }
-              {
-                const boxPlace_37 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_37] = bf16Encode(bf16Round(dPt[t * 32 + 5]));
-              }
-              {
-                const boxPlace_38 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_38] = bf16Encode(bf16Round(dPt[t * 32 + 6]));
-              }
-              {
-                const boxPlace_39 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_39] = bf16Encode(bf16Round(dPt[t * 32 + 7]));
-              }
-              {
-                const boxPlace_40 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_40] = bf16Encode(bf16Round(dPt[t * 32 + 8]));
-              }
-              {
-                const boxPlace_41 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_41] = bf16Encode(bf16Round(dPt[t * 32 + 9]));
-              }
-              {
-                const boxPlace_42 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_42] = bf16Encode(bf16Round(dPt[t * 32 + 10]));
-              }
-              {
-                const boxPlace_43 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_43] = bf16Encode(bf16Round(dPt[t * 32 + 11]));
-              }
-              {
-                const boxPlace_44 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_44] = bf16Encode(bf16Round(dPt[t * 32 + 12]));
-              }
-              {
-                const boxPlace_45 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_45] = bf16Encode(bf16Round(dPt[t * 32 + 13]));
-              }
-              {
-                const boxPlace_46 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_46] = bf16Encode(bf16Round(dPt[t * 32 + 14]));
-              }
-              {
-                const boxPlace_47 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_47] = bf16Encode(bf16Round(dPt[t * 32 + 15]));
-              }
-              {
-                const boxPlace_48 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_48] = bf16Encode(bf16Round(dPt[t * 32 + 16]));
-              }
-              {
-                const boxPlace_49 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_49] = bf16Encode(bf16Round(dPt[t * 32 + 17]));
-              }
-              {
-                const boxPlace_50 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_50] = bf16Encode(bf16Round(dPt[t * 32 + 18]));
-              }
-              {
-                const boxPlace_51 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_51] = bf16Encode(bf16Round(dPt[t * 32 + 19]));
-              }
-              {
-                const boxPlace_52 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_52] = bf16Encode(bf16Round(dPt[t * 32 + 20]));
-              }
-              {
-                const boxPlace_53 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_53] = bf16Encode(bf16Round(dPt[t * 32 + 21]));
-              }
-              {
-                const boxPlace_54 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_54] = bf16Encode(bf16Round(dPt[t * 32 + 22]));
-              }
-              {
-                const boxPlace_55 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_55] = bf16Encode(bf16Round(dPt[t * 32 + 23]));
-              }
-              {
-                const boxPlace_56 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_56] = bf16Encode(bf16Round(dPt[t * 32 + 24]));
-              }
-              {
-                const boxPlace_57 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_57] = bf16Encode(bf16Round(dPt[t * 32 + 25]));
-              }
-              {
-                const boxPlace_58 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_58] = bf16Encode(bf16Round(dPt[t * 32 + 26]));
-              }
-              {
-                const boxPlace_59 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_59] = bf16Encode(bf16Round(dPt[t * 32 + 27]));
-              }
-              {
-                const boxPlace_60 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_60] = bf16Encode(bf16Round(dPt[t * 32 + 28]));
-              }
-              {
-                const boxPlace_61 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_61] = bf16Encode(bf16Round(dPt[t * 32 + 29]));
-              }
-              {
-                const boxPlace_62 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_62] = bf16Encode(bf16Round(dPt[t * 32 + 30]));
-              }
-              {
-                const boxPlace_63 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_63] = bf16Encode(bf16Round(dPt[t * 32 + 31]));
-              }
-            }
-            mbarrierArrive(ready, 2, c, false);
           }
-          while (!mbarrierDone(ready, 2, c, readyPhase)) yield "waitBarrier(ready, …)";
-          readyPhase = readyPhase ^ 1;
           let kk_2 = 0;
           loop4: for (;;) {
             if (!(kk_2 < 4)) break;
@@ -1181,7 +900,7 @@ export function flashAttentionBackwardKV_D_128_STAGES_2(args, blockIdx, blockDim
               loop5: for (;;) {
                 if (!(b_1 < 2)) break;
                 body5: {
-                  wgmmaM64k16(64, dVacc, 64, b_1, Ps, (mine + imul(16, kk_2)) | 0, QOs, (((((imul(s_slots_1[warpgroupFirst], 16384) + 8192) | 0) + imul(imul(b_1, 64), 64)) | 0) + imul(1024, kk_2)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
+                  wgmmaM64k16r(64, dVacc, 64, b_1, Pt, 32, kk_2, QOs, (((((imul(s_slots_1[warpgroupFirst], 16384) + 8192) | 0) + imul(imul(b_1, 64), 64)) | 0) + imul(1024, kk_2)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
                 }
                 b_1 = (b_1 + 1) | 0;
               }
@@ -1196,7 +915,7 @@ export function flashAttentionBackwardKV_D_128_STAGES_2(args, blockIdx, blockDim
               loop7: for (;;) {
                 if (!(b_2 < 2)) break;
                 body7: {
-                  wgmmaM64k16(64, dKacc, 64, b_2, Ps, (((mine + 4096) | 0) + imul(16, kk_3)) | 0, QOs, (((imul(s_slots_1[warpgroupFirst], 16384) + imul(imul(b_2, 64), 64)) | 0) + imul(1024, kk_3)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
+                  wgmmaM64k16r(64, dKacc, 64, b_2, dSt, 32, kk_3, QOs, (((imul(s_slots_1[warpgroupFirst], 16384) + imul(imul(b_2, 64), 64)) | 0) + imul(1024, kk_3)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
                 }
                 b_2 = (b_2 + 1) | 0;
               }
@@ -1232,285 +951,285 @@ export function flashAttentionBackwardKV_D_128_STAGES_2(args, blockIdx, blockDim
             dKacc[t * 64 + ((imul(b_3, 32) + e_2) | 0)] = fround(dKacc[t * 64 + ((imul(b_3, 32) + e_2) | 0)] * scale);
           }
           {
-            const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-            const laneGroup_2 = (lane_3 >> 2) & 7;
-            const lanePlace_2 = lane_3 & 3;
-            const boxRow_2 = (laneGroup_2 + imul((lane_3 >> 5), 16)) | 0;
-            const boxCol_2 = imul(lanePlace_2, 2);
-            const boxSize_2 = 64 << 6;
-            const boxBase_2 = (((((imul(imul(b_3, 128), 64) + imul(imul(c, 64), 64)) | 0) + (boxRow_2 << 6)) | 0) + boxCol_2) | 0;
-            const boxSwizzle_2 = ((((((imul(imul(b_3, 128), 64) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow_2) | 0) & 7) << 3;
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+            const laneGroup = (lane_1 >> 2) & 7;
+            const lanePlace = lane_1 & 3;
+            const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
+            const boxCol = imul(lanePlace, 2);
+            const boxSize = 64 << 6;
+            const boxBase = (((((imul(imul(b_3, 128), 64) + imul(imul(c, 64), 64)) | 0) + (boxRow << 6)) | 0) + boxCol) | 0;
+            const boxSwizzle = ((((((imul(imul(b_3, 128), 64) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow) | 0) & 7) << 3;
             {
-              const boxPlace_64 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (0 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_64] = bf16Encode(bf16Round(dKacc[t * 64 + imul(b_3, 32)]));
+              const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              KVs[boxPlace] = bf16Encode(bf16Round(dKacc[t * 64 + imul(b_3, 32)]));
             }
             {
-              const boxPlace_65 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (0 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_65] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 1) | 0)]));
+              const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_1] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 1) | 0)]));
             }
             {
-              const boxPlace_66 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (0 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_66] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 2) | 0)]));
+              const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_2] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 2) | 0)]));
             }
             {
-              const boxPlace_67 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (0 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_67] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 3) | 0)]));
+              const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_3] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 3) | 0)]));
             }
             {
-              const boxPlace_68 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (8 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_68] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 4) | 0)]));
+              const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_4] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 4) | 0)]));
             }
             {
-              const boxPlace_69 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (8 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_69] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 5) | 0)]));
+              const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_5] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 5) | 0)]));
             }
             {
-              const boxPlace_70 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (8 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_70] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 6) | 0)]));
+              const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_6] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 6) | 0)]));
             }
             {
-              const boxPlace_71 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (8 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_71] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 7) | 0)]));
+              const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_7] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 7) | 0)]));
             }
             {
-              const boxPlace_72 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (16 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_72] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 8) | 0)]));
+              const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_8] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 8) | 0)]));
             }
             {
-              const boxPlace_73 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (16 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_73] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 9) | 0)]));
+              const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_9] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 9) | 0)]));
             }
             {
-              const boxPlace_74 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (16 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_74] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 10) | 0)]));
+              const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_10] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 10) | 0)]));
             }
             {
-              const boxPlace_75 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (16 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_75] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 11) | 0)]));
+              const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_11] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 11) | 0)]));
             }
             {
-              const boxPlace_76 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (24 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_76] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 12) | 0)]));
+              const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_12] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 12) | 0)]));
             }
             {
-              const boxPlace_77 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (24 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_77] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 13) | 0)]));
+              const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_13] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 13) | 0)]));
             }
             {
-              const boxPlace_78 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (24 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_78] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 14) | 0)]));
+              const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_14] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 14) | 0)]));
             }
             {
-              const boxPlace_79 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (24 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_79] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 15) | 0)]));
+              const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_15] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 15) | 0)]));
             }
             {
-              const boxPlace_80 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (32 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_80] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 16) | 0)]));
+              const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_16] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 16) | 0)]));
             }
             {
-              const boxPlace_81 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (32 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_81] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 17) | 0)]));
+              const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_17] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 17) | 0)]));
             }
             {
-              const boxPlace_82 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (32 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_82] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 18) | 0)]));
+              const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_18] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 18) | 0)]));
             }
             {
-              const boxPlace_83 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (32 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_83] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 19) | 0)]));
+              const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_19] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 19) | 0)]));
             }
             {
-              const boxPlace_84 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (40 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_84] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 20) | 0)]));
+              const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_20] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 20) | 0)]));
             }
             {
-              const boxPlace_85 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (40 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_85] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 21) | 0)]));
+              const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_21] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 21) | 0)]));
             }
             {
-              const boxPlace_86 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (40 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_86] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 22) | 0)]));
+              const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_22] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 22) | 0)]));
             }
             {
-              const boxPlace_87 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (40 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_87] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 23) | 0)]));
+              const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_23] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 23) | 0)]));
             }
             {
-              const boxPlace_88 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (48 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_88] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 24) | 0)]));
+              const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_24] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 24) | 0)]));
             }
             {
-              const boxPlace_89 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (48 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_89] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 25) | 0)]));
+              const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_25] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 25) | 0)]));
             }
             {
-              const boxPlace_90 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (48 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_90] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 26) | 0)]));
+              const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_26] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 26) | 0)]));
             }
             {
-              const boxPlace_91 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (48 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_91] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 27) | 0)]));
+              const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_27] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 27) | 0)]));
             }
             {
-              const boxPlace_92 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (56 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_92] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 28) | 0)]));
+              const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_28] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 28) | 0)]));
             }
             {
-              const boxPlace_93 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (56 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_93] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 29) | 0)]));
+              const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_29] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 29) | 0)]));
             }
             {
-              const boxPlace_94 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (56 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_94] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 30) | 0)]));
+              const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_30] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 30) | 0)]));
             }
             {
-              const boxPlace_95 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (56 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_95] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 31) | 0)]));
+              const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_31] = bf16Encode(bf16Round(dKacc[t * 64 + ((imul(b_3, 32) + 31) | 0)]));
             }
           }
           {
-            const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-            const laneGroup_3 = (lane_4 >> 2) & 7;
-            const lanePlace_3 = lane_4 & 3;
-            const boxRow_3 = (laneGroup_3 + imul((lane_4 >> 5), 16)) | 0;
-            const boxCol_3 = imul(lanePlace_3, 2);
-            const boxSize_3 = 64 << 6;
-            const boxBase_3 = (((((((16384 + imul(imul(b_3, 128), 64)) | 0) + imul(imul(c, 64), 64)) | 0) + (boxRow_3 << 6)) | 0) + boxCol_3) | 0;
-            const boxSwizzle_3 = ((((((((16384 + imul(imul(b_3, 128), 64)) | 0) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow_3) | 0) & 7) << 3;
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+            const laneGroup_1 = (lane_2 >> 2) & 7;
+            const lanePlace_1 = lane_2 & 3;
+            const boxRow_1 = (laneGroup_1 + imul((lane_2 >> 5), 16)) | 0;
+            const boxCol_1 = imul(lanePlace_1, 2);
+            const boxSize_1 = 64 << 6;
+            const boxBase_1 = (((((((16384 + imul(imul(b_3, 128), 64)) | 0) + imul(imul(c, 64), 64)) | 0) + (boxRow_1 << 6)) | 0) + boxCol_1) | 0;
+            const boxSwizzle_1 = ((((((((16384 + imul(imul(b_3, 128), 64)) | 0) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow_1) | 0) & 7) << 3;
             {
-              const boxPlace_96 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (0 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_96] = bf16Encode(bf16Round(dVacc[t * 64 + imul(b_3, 32)]));
+              const boxPlace_32 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_32] = bf16Encode(bf16Round(dVacc[t * 64 + imul(b_3, 32)]));
             }
             {
-              const boxPlace_97 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (0 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_97] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 1) | 0)]));
+              const boxPlace_33 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_33] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 1) | 0)]));
             }
             {
-              const boxPlace_98 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (0 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_98] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 2) | 0)]));
+              const boxPlace_34 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_34] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 2) | 0)]));
             }
             {
-              const boxPlace_99 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (0 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_99] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 3) | 0)]));
+              const boxPlace_35 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_35] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 3) | 0)]));
             }
             {
-              const boxPlace_100 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (8 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_100] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 4) | 0)]));
+              const boxPlace_36 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_36] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 4) | 0)]));
             }
             {
-              const boxPlace_101 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (8 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_101] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 5) | 0)]));
+              const boxPlace_37 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_37] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 5) | 0)]));
             }
             {
-              const boxPlace_102 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (8 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_102] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 6) | 0)]));
+              const boxPlace_38 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_38] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 6) | 0)]));
             }
             {
-              const boxPlace_103 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (8 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_103] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 7) | 0)]));
+              const boxPlace_39 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_39] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 7) | 0)]));
             }
             {
-              const boxPlace_104 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (16 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_104] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 8) | 0)]));
+              const boxPlace_40 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_40] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 8) | 0)]));
             }
             {
-              const boxPlace_105 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (16 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_105] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 9) | 0)]));
+              const boxPlace_41 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_41] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 9) | 0)]));
             }
             {
-              const boxPlace_106 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (16 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_106] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 10) | 0)]));
+              const boxPlace_42 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_42] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 10) | 0)]));
             }
             {
-              const boxPlace_107 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (16 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_107] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 11) | 0)]));
+              const boxPlace_43 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_43] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 11) | 0)]));
             }
             {
-              const boxPlace_108 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (24 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_108] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 12) | 0)]));
+              const boxPlace_44 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_44] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 12) | 0)]));
             }
             {
-              const boxPlace_109 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (24 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_109] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 13) | 0)]));
+              const boxPlace_45 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_45] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 13) | 0)]));
             }
             {
-              const boxPlace_110 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (24 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_110] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 14) | 0)]));
+              const boxPlace_46 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_46] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 14) | 0)]));
             }
             {
-              const boxPlace_111 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (24 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_111] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 15) | 0)]));
+              const boxPlace_47 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_47] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 15) | 0)]));
             }
             {
-              const boxPlace_112 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (32 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_112] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 16) | 0)]));
+              const boxPlace_48 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_48] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 16) | 0)]));
             }
             {
-              const boxPlace_113 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (32 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_113] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 17) | 0)]));
+              const boxPlace_49 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_49] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 17) | 0)]));
             }
             {
-              const boxPlace_114 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (32 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_114] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 18) | 0)]));
+              const boxPlace_50 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_50] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 18) | 0)]));
             }
             {
-              const boxPlace_115 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (32 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_115] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 19) | 0)]));
+              const boxPlace_51 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_51] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 19) | 0)]));
             }
             {
-              const boxPlace_116 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (40 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_116] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 20) | 0)]));
+              const boxPlace_52 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_52] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 20) | 0)]));
             }
             {
-              const boxPlace_117 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (40 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_117] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 21) | 0)]));
+              const boxPlace_53 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_53] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 21) | 0)]));
             }
             {
-              const boxPlace_118 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (40 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_118] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 22) | 0)]));
+              const boxPlace_54 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_54] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 22) | 0)]));
             }
             {
-              const boxPlace_119 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (40 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_119] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 23) | 0)]));
+              const boxPlace_55 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_55] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 23) | 0)]));
             }
             {
-              const boxPlace_120 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (48 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_120] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 24) | 0)]));
+              const boxPlace_56 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_56] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 24) | 0)]));
             }
             {
-              const boxPlace_121 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (48 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_121] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 25) | 0)]));
+              const boxPlace_57 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_57] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 25) | 0)]));
             }
             {
-              const boxPlace_122 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (48 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_122] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 26) | 0)]));
+              const boxPlace_58 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_58] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 26) | 0)]));
             }
             {
-              const boxPlace_123 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (48 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_123] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 27) | 0)]));
+              const boxPlace_59 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_59] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 27) | 0)]));
             }
             {
-              const boxPlace_124 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (56 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_124] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 28) | 0)]));
+              const boxPlace_60 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_60] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 28) | 0)]));
             }
             {
-              const boxPlace_125 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (56 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_125] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 29) | 0)]));
+              const boxPlace_61 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_61] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 29) | 0)]));
             }
             {
-              const boxPlace_126 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (56 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_126] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 30) | 0)]));
+              const boxPlace_62 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_62] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 30) | 0)]));
             }
             {
-              const boxPlace_127 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (56 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_127] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 31) | 0)]));
+              const boxPlace_63 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_63] = bf16Encode(bf16Round(dVacc[t * 64 + ((imul(b_3, 32) + 31) | 0)]));
             }
           }
         }
         mbarrierArrive(ready, 2, c, false);
       }
-      while (!mbarrierDone(ready, 2, c, readyPhase)) yield "waitBarrier(ready, …)";
+      while (!mbarrierDone(ready, 2, c, 0)) yield "waitBarrier(ready, …)";
       threads8: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         const tid = tx;
@@ -1536,10 +1255,10 @@ export function flashAttentionBackwardKV_D_64_STAGES_2(args, blockIdx, blockDim,
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (flashAttentionBackwardKV_D_64_STAGES_2_arrays === undefined || flashAttentionBackwardKV_D_64_STAGES_2_arrays.threads !== threads) {
-    flashAttentionBackwardKV_D_64_STAGES_2_arrays = { threads, KVs: new Uint16Array(16384), QOs: new Uint16Array(16384), LDs: new Float32Array(256), Ps: new Uint16Array(16384), kvFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), St: new Float32Array(threads * 32), dPt: new Float32Array(threads * 32), dVacc: new Float32Array(threads * 32), dKacc: new Float32Array(threads * 32), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads) };
+    flashAttentionBackwardKV_D_64_STAGES_2_arrays = { threads, KVs: new Uint16Array(16384), QOs: new Uint16Array(16384), LDs: new Float32Array(256), kvFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), St: new Float32Array(threads * 32), dPt: new Float32Array(threads * 32), Pt: new Float32Array(threads * 32), dSt: new Float32Array(threads * 32), dVacc: new Float32Array(threads * 32), dKacc: new Float32Array(threads * 32), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads) };
   }
-  const { KVs, QOs, LDs, Ps, kvFull, full, empty, ready, St, dPt, dVacc, dKacc, s_slots, phase_slots, s_slots_1, phase_slots_1 } = flashAttentionBackwardKV_D_64_STAGES_2_arrays;
-  KVs.fill(0); QOs.fill(0); LDs.fill(0); Ps.fill(0); kvFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); St.fill(0); dPt.fill(0); dVacc.fill(0); dKacc.fill(0);
+  const { KVs, QOs, LDs, kvFull, full, empty, ready, St, dPt, Pt, dSt, dVacc, dKacc, s_slots, phase_slots, s_slots_1, phase_slots_1 } = flashAttentionBackwardKV_D_64_STAGES_2_arrays;
+  KVs.fill(0); QOs.fill(0); LDs.fill(0); kvFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); St.fill(0); dPt.fill(0); Pt.fill(0); dSt.fill(0); dVacc.fill(0); dKacc.fill(0);
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
@@ -1612,9 +1331,7 @@ export function flashAttentionBackwardKV_D_64_STAGES_2(args, blockIdx, blockDim,
       }
     } else {
       const c = (warpgroupIndex - 1) | 0;
-      const mine = imul(imul(imul(c, 2), 64), 64);
       const keys = (k0 + imul(64, c)) | 0;
-      let readyPhase = 0;
       threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         let s_1 = s_slots_1[t];
@@ -1790,301 +1507,22 @@ export function flashAttentionBackwardKV_D_64_STAGES_2(args, blockIdx, blockDim,
             if ((causal !== 0) && (q0 < ((keys + 64) | 0))) {
               for (let e = 0; e < 32; e = (e + 1) | 0) {
                 const column = (((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0;
-                let p = fround(Math.pow(2, fround(fround(St[t * 32 + ((0 + e) | 0)] * scale2) - LDs[((lds + column) | 0)])));
+                let p = fround(Math.pow(2, fround(St[t * 32 + ((0 + e) | 0)] * scale2 + (-LDs[((lds + column) | 0)]))));
                 if (((keys + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0) > ((q0 + column) | 0)) {
                   p = 0;
                 }
-                St[t * 32 + ((0 + e) | 0)] = p;
-                dPt[t * 32 + ((0 + e) | 0)] = fround(p * fround(dPt[t * 32 + ((0 + e) | 0)] - LDs[((((lds + 64) | 0) + column) | 0)]));
+                Pt[t * 32 + ((imul((e >> 3), 8) + (e & 7)) | 0)] = fround(bf16Round(p));
+                dSt[t * 32 + ((imul((e >> 3), 8) + (e & 7)) | 0)] = fround(bf16Round(fround(p * fround(dPt[t * 32 + ((0 + e) | 0)] - LDs[((((lds + 64) | 0) + column) | 0)]))));
               }
             } else {
               for (let e_1 = 0; e_1 < 32; e_1 = (e_1 + 1) | 0) {
                 const column_1 = (((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e_1 >> 0) & 1), 1)) | 0) + imul(((e_1 >> 2) & 1), 8)) | 0) + imul(((e_1 >> 3) & 1), 16)) | 0) + imul(((e_1 >> 4) & 1), 32)) | 0;
-                const p_1 = fround(Math.pow(2, fround(fround(St[t * 32 + ((0 + e_1) | 0)] * scale2) - LDs[((lds + column_1) | 0)])));
-                St[t * 32 + ((0 + e_1) | 0)] = p_1;
-                dPt[t * 32 + ((0 + e_1) | 0)] = fround(p_1 * fround(dPt[t * 32 + ((0 + e_1) | 0)] - LDs[((((lds + 64) | 0) + column_1) | 0)]));
+                const p_1 = fround(Math.pow(2, fround(St[t * 32 + ((0 + e_1) | 0)] * scale2 + (-LDs[((lds + column_1) | 0)]))));
+                Pt[t * 32 + ((imul((e_1 >> 3), 8) + (e_1 & 7)) | 0)] = fround(bf16Round(p_1));
+                dSt[t * 32 + ((imul((e_1 >> 3), 8) + (e_1 & 7)) | 0)] = fround(bf16Round(fround(p_1 * fround(dPt[t * 32 + ((0 + e_1) | 0)] - LDs[((((lds + 64) | 0) + column_1) | 0)]))));
               }
             }
-            {
-              const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-              const laneGroup = (lane_1 >> 2) & 7;
-              const lanePlace = lane_1 & 3;
-              const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
-              const boxCol = imul(lanePlace, 2);
-              const boxSize = 64 << 6;
-              const boxBase = (((mine + (boxRow << 6)) | 0) + boxCol) | 0;
-              const boxSwizzle = ((((mine >> 6) + boxRow) | 0) & 7) << 3;
-              {
-                const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace] = bf16Encode(bf16Round(St[t * 32 + 0]));
-              }
-              {
-                const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_1] = bf16Encode(bf16Round(St[t * 32 + 1]));
-              }
-              {
-                const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_2] = bf16Encode(bf16Round(St[t * 32 + 2]));
-              }
-              {
-                const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_3] = bf16Encode(bf16Round(St[t * 32 + 3]));
-              }
-              {
-                const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_4] = bf16Encode(bf16Round(St[t * 32 + 4]));
-              }
-              {
-                const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_5] = bf16Encode(bf16Round(St[t * 32 + 5]));
-              }
-              {
-                const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_6] = bf16Encode(bf16Round(St[t * 32 + 6]));
-              }
-              {
-                const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_7] = bf16Encode(bf16Round(St[t * 32 + 7]));
-              }
-              {
-                const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_8] = bf16Encode(bf16Round(St[t * 32 + 8]));
-              }
-              {
-                const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_9] = bf16Encode(bf16Round(St[t * 32 + 9]));
-              }
-              {
-                const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_10] = bf16Encode(bf16Round(St[t * 32 + 10]));
-              }
-              {
-                const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_11] = bf16Encode(bf16Round(St[t * 32 + 11]));
-              }
-              {
-                const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_12] = bf16Encode(bf16Round(St[t * 32 + 12]));
-              }
-              {
-                const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_13] = bf16Encode(bf16Round(St[t * 32 + 13]));
-              }
-              {
-                const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_14] = bf16Encode(bf16Round(St[t * 32 + 14]));
-              }
-              {
-                const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_15] = bf16Encode(bf16Round(St[t * 32 + 15]));
-              }
-              {
-                const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_16] = bf16Encode(bf16Round(St[t * 32 + 16]));
-              }
-              {
-                const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_17] = bf16Encode(bf16Round(St[t * 32 + 17]));
-              }
-              {
-                const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_18] = bf16Encode(bf16Round(St[t * 32 + 18]));
-              }
-              {
-                const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_19] = bf16Encode(bf16Round(St[t * 32 + 19]));
-              }
-              {
-                const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_20] = bf16Encode(bf16Round(St[t * 32 + 20]));
-              }
-              {
-                const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_21] = bf16Encode(bf16Round(St[t * 32 + 21]));
-              }
-              {
-                const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_22] = bf16Encode(bf16Round(St[t * 32 + 22]));
-              }
-              {
-                const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_23] = bf16Encode(bf16Round(St[t * 32 + 23]));
-              }
-              {
-                const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_24] = bf16Encode(bf16Round(St[t * 32 + 24]));
-              }
-              {
-                const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_25] = bf16Encode(bf16Round(St[t * 32 + 25]));
-              }
-              {
-                const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_26] = bf16Encode(bf16Round(St[t * 32 + 26]));
-              }
-              {
-                const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_27] = bf16Encode(bf16Round(St[t * 32 + 27]));
-              }
-              {
-                const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_28] = bf16Encode(bf16Round(St[t * 32 + 28]));
-              }
-              {
-                const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_29] = bf16Encode(bf16Round(St[t * 32 + 29]));
-              }
-              {
-                const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_30] = bf16Encode(bf16Round(St[t * 32 + 30]));
-              }
-              {
-                const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_31] = bf16Encode(bf16Round(St[t * 32 + 31]));
-              }
-            }
-            {
-              const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-              const laneGroup_1 = (lane_2 >> 2) & 7;
-              const lanePlace_1 = lane_2 & 3;
-              const boxRow_1 = (laneGroup_1 + imul((lane_2 >> 5), 16)) | 0;
-              const boxCol_1 = imul(lanePlace_1, 2);
-              const boxSize_1 = 64 << 6;
-              const boxBase_1 = (((((mine + 4096) | 0) + (boxRow_1 << 6)) | 0) + boxCol_1) | 0;
-              const boxSwizzle_1 = ((((((mine + 4096) | 0) >> 6) + boxRow_1) | 0) & 7) << 3;
-              {
-                const boxPlace_32 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_32] = bf16Encode(bf16Round(dPt[t * 32 + 0]));
-              }
-              {
-                const boxPlace_33 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_33] = bf16Encode(bf16Round(dPt[t * 32 + 1]));
-              }
-              {
-                const boxPlace_34 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_34] = bf16Encode(bf16Round(dPt[t * 32 + 2]));
-              }
-              {
-                const boxPlace_35 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_35] = bf16Encode(bf16Round(dPt[t * 32 + 3]));
-              }
-              {
-                const boxPlace_36 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_36] = bf16Encode(bf16Round(dPt[t * 32 + 4]));
-              }
-              {
-                const boxPlace_37 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_37] = bf16Encode(bf16Round(dPt[t * 32 + 5]));
-              }
-              {
-                const boxPlace_38 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_38] = bf16Encode(bf16Round(dPt[t * 32 + 6]));
-              }
-              {
-                const boxPlace_39 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_39] = bf16Encode(bf16Round(dPt[t * 32 + 7]));
-              }
-              {
-                const boxPlace_40 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_40] = bf16Encode(bf16Round(dPt[t * 32 + 8]));
-              }
-              {
-                const boxPlace_41 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_41] = bf16Encode(bf16Round(dPt[t * 32 + 9]));
-              }
-              {
-                const boxPlace_42 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_42] = bf16Encode(bf16Round(dPt[t * 32 + 10]));
-              }
-              {
-                const boxPlace_43 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_43] = bf16Encode(bf16Round(dPt[t * 32 + 11]));
-              }
-              {
-                const boxPlace_44 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_44] = bf16Encode(bf16Round(dPt[t * 32 + 12]));
-              }
-              {
-                const boxPlace_45 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_45] = bf16Encode(bf16Round(dPt[t * 32 + 13]));
-              }
-              {
-                const boxPlace_46 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_46] = bf16Encode(bf16Round(dPt[t * 32 + 14]));
-              }
-              {
-                const boxPlace_47 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_47] = bf16Encode(bf16Round(dPt[t * 32 + 15]));
-              }
-              {
-                const boxPlace_48 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_48] = bf16Encode(bf16Round(dPt[t * 32 + 16]));
-              }
-              {
-                const boxPlace_49 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_49] = bf16Encode(bf16Round(dPt[t * 32 + 17]));
-              }
-              {
-                const boxPlace_50 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_50] = bf16Encode(bf16Round(dPt[t * 32 + 18]));
-              }
-              {
-                const boxPlace_51 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_51] = bf16Encode(bf16Round(dPt[t * 32 + 19]));
-              }
-              {
-                const boxPlace_52 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_52] = bf16Encode(bf16Round(dPt[t * 32 + 20]));
-              }
-              {
-                const boxPlace_53 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_53] = bf16Encode(bf16Round(dPt[t * 32 + 21]));
-              }
-              {
-                const boxPlace_54 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_54] = bf16Encode(bf16Round(dPt[t * 32 + 22]));
-              }
-              {
-                const boxPlace_55 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_55] = bf16Encode(bf16Round(dPt[t * 32 + 23]));
-              }
-              {
-                const boxPlace_56 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_56] = bf16Encode(bf16Round(dPt[t * 32 + 24]));
-              }
-              {
-                const boxPlace_57 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_57] = bf16Encode(bf16Round(dPt[t * 32 + 25]));
-              }
-              {
-                const boxPlace_58 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_58] = bf16Encode(bf16Round(dPt[t * 32 + 26]));
-              }
-              {
-                const boxPlace_59 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_59] = bf16Encode(bf16Round(dPt[t * 32 + 27]));
-              }
-              {
-                const boxPlace_60 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_60] = bf16Encode(bf16Round(dPt[t * 32 + 28]));
-              }
-              {
-                const boxPlace_61 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_61] = bf16Encode(bf16Round(dPt[t * 32 + 29]));
-              }
-              {
-                const boxPlace_62 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_62] = bf16Encode(bf16Round(dPt[t * 32 + 30]));
-              }
-              {
-                const boxPlace_63 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-                Ps[boxPlace_63] = bf16Encode(bf16Round(dPt[t * 32 + 31]));
-              }
-            }
-            mbarrierArrive(ready, 2, c, false);
           }
-          while (!mbarrierDone(ready, 2, c, readyPhase)) yield "waitBarrier(ready, …)";
-          readyPhase = readyPhase ^ 1;
           let kk_2 = 0;
           loop4: for (;;) {
             if (!(kk_2 < 4)) break;
@@ -2093,7 +1531,7 @@ export function flashAttentionBackwardKV_D_64_STAGES_2(args, blockIdx, blockDim,
               loop5: for (;;) {
                 if (!(b_1 < 1)) break;
                 body5: {
-                  wgmmaM64k16(64, dVacc, 32, b_1, Ps, (mine + imul(16, kk_2)) | 0, QOs, (((((imul(s_slots_1[warpgroupFirst], 8192) + 4096) | 0) + imul(imul(b_1, 64), 64)) | 0) + imul(1024, kk_2)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
+                  wgmmaM64k16r(64, dVacc, 32, b_1, Pt, 32, kk_2, QOs, (((((imul(s_slots_1[warpgroupFirst], 8192) + 4096) | 0) + imul(imul(b_1, 64), 64)) | 0) + imul(1024, kk_2)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
                 }
                 b_1 = (b_1 + 1) | 0;
               }
@@ -2108,7 +1546,7 @@ export function flashAttentionBackwardKV_D_64_STAGES_2(args, blockIdx, blockDim,
               loop7: for (;;) {
                 if (!(b_2 < 1)) break;
                 body7: {
-                  wgmmaM64k16(64, dKacc, 32, b_2, Ps, (((mine + 4096) | 0) + imul(16, kk_3)) | 0, QOs, (((imul(s_slots_1[warpgroupFirst], 8192) + imul(imul(b_2, 64), 64)) | 0) + imul(1024, kk_3)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
+                  wgmmaM64k16r(64, dKacc, 32, b_2, dSt, 32, kk_3, QOs, (((imul(s_slots_1[warpgroupFirst], 8192) + imul(imul(b_2, 64), 64)) | 0) + imul(1024, kk_3)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
                 }
                 b_2 = (b_2 + 1) | 0;
               }
@@ -2144,285 +1582,285 @@ export function flashAttentionBackwardKV_D_64_STAGES_2(args, blockIdx, blockDim,
             dKacc[t * 32 + ((imul(b_3, 32) + e_2) | 0)] = fround(dKacc[t * 32 + ((imul(b_3, 32) + e_2) | 0)] * scale);
           }
           {
-            const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-            const laneGroup_2 = (lane_3 >> 2) & 7;
-            const lanePlace_2 = lane_3 & 3;
-            const boxRow_2 = (laneGroup_2 + imul((lane_3 >> 5), 16)) | 0;
-            const boxCol_2 = imul(lanePlace_2, 2);
-            const boxSize_2 = 64 << 6;
-            const boxBase_2 = (((((imul(imul(b_3, 128), 64) + imul(imul(c, 64), 64)) | 0) + (boxRow_2 << 6)) | 0) + boxCol_2) | 0;
-            const boxSwizzle_2 = ((((((imul(imul(b_3, 128), 64) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow_2) | 0) & 7) << 3;
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+            const laneGroup = (lane_1 >> 2) & 7;
+            const lanePlace = lane_1 & 3;
+            const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
+            const boxCol = imul(lanePlace, 2);
+            const boxSize = 64 << 6;
+            const boxBase = (((((imul(imul(b_3, 128), 64) + imul(imul(c, 64), 64)) | 0) + (boxRow << 6)) | 0) + boxCol) | 0;
+            const boxSwizzle = ((((((imul(imul(b_3, 128), 64) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow) | 0) & 7) << 3;
             {
-              const boxPlace_64 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (0 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_64] = bf16Encode(bf16Round(dKacc[t * 32 + imul(b_3, 32)]));
+              const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              KVs[boxPlace] = bf16Encode(bf16Round(dKacc[t * 32 + imul(b_3, 32)]));
             }
             {
-              const boxPlace_65 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (0 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_65] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 1) | 0)]));
+              const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_1] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 1) | 0)]));
             }
             {
-              const boxPlace_66 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (0 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_66] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 2) | 0)]));
+              const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_2] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 2) | 0)]));
             }
             {
-              const boxPlace_67 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (0 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_67] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 3) | 0)]));
+              const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_3] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 3) | 0)]));
             }
             {
-              const boxPlace_68 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (8 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_68] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 4) | 0)]));
+              const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_4] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 4) | 0)]));
             }
             {
-              const boxPlace_69 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (8 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_69] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 5) | 0)]));
+              const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_5] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 5) | 0)]));
             }
             {
-              const boxPlace_70 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (8 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_70] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 6) | 0)]));
+              const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_6] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 6) | 0)]));
             }
             {
-              const boxPlace_71 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (8 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_71] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 7) | 0)]));
+              const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_7] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 7) | 0)]));
             }
             {
-              const boxPlace_72 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (16 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_72] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 8) | 0)]));
+              const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_8] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 8) | 0)]));
             }
             {
-              const boxPlace_73 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (16 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_73] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 9) | 0)]));
+              const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_9] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 9) | 0)]));
             }
             {
-              const boxPlace_74 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (16 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_74] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 10) | 0)]));
+              const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_10] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 10) | 0)]));
             }
             {
-              const boxPlace_75 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (16 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_75] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 11) | 0)]));
+              const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_11] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 11) | 0)]));
             }
             {
-              const boxPlace_76 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (24 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_76] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 12) | 0)]));
+              const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_12] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 12) | 0)]));
             }
             {
-              const boxPlace_77 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (24 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_77] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 13) | 0)]));
+              const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_13] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 13) | 0)]));
             }
             {
-              const boxPlace_78 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (24 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_78] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 14) | 0)]));
+              const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_14] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 14) | 0)]));
             }
             {
-              const boxPlace_79 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (24 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_79] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 15) | 0)]));
+              const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_15] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 15) | 0)]));
             }
             {
-              const boxPlace_80 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (32 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_80] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 16) | 0)]));
+              const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_16] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 16) | 0)]));
             }
             {
-              const boxPlace_81 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (32 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_81] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 17) | 0)]));
+              const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_17] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 17) | 0)]));
             }
             {
-              const boxPlace_82 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (32 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_82] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 18) | 0)]));
+              const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_18] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 18) | 0)]));
             }
             {
-              const boxPlace_83 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (32 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_83] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 19) | 0)]));
+              const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_19] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 19) | 0)]));
             }
             {
-              const boxPlace_84 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (40 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_84] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 20) | 0)]));
+              const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_20] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 20) | 0)]));
             }
             {
-              const boxPlace_85 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (40 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_85] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 21) | 0)]));
+              const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_21] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 21) | 0)]));
             }
             {
-              const boxPlace_86 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (40 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_86] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 22) | 0)]));
+              const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_22] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 22) | 0)]));
             }
             {
-              const boxPlace_87 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (40 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_87] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 23) | 0)]));
+              const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_23] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 23) | 0)]));
             }
             {
-              const boxPlace_88 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (48 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_88] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 24) | 0)]));
+              const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_24] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 24) | 0)]));
             }
             {
-              const boxPlace_89 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (48 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_89] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 25) | 0)]));
+              const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_25] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 25) | 0)]));
             }
             {
-              const boxPlace_90 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (48 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_90] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 26) | 0)]));
+              const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_26] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 26) | 0)]));
             }
             {
-              const boxPlace_91 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (48 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_91] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 27) | 0)]));
+              const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_27] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 27) | 0)]));
             }
             {
-              const boxPlace_92 = (((boxBase_2 + ((imul(0, boxSize_2) + 0) | 0)) | 0) + (56 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_92] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 28) | 0)]));
+              const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_28] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 28) | 0)]));
             }
             {
-              const boxPlace_93 = (((boxBase_2 + ((imul(0, boxSize_2) + 1) | 0)) | 0) + (56 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_93] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 29) | 0)]));
+              const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_29] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 29) | 0)]));
             }
             {
-              const boxPlace_94 = (((boxBase_2 + ((imul(0, boxSize_2) + 512) | 0)) | 0) + (56 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_94] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 30) | 0)]));
+              const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_30] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 30) | 0)]));
             }
             {
-              const boxPlace_95 = (((boxBase_2 + ((imul(0, boxSize_2) + 513) | 0)) | 0) + (56 ^ boxSwizzle_2)) | 0;
-              KVs[boxPlace_95] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 31) | 0)]));
+              const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              KVs[boxPlace_31] = bf16Encode(bf16Round(dKacc[t * 32 + ((imul(b_3, 32) + 31) | 0)]));
             }
           }
           {
-            const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-            const laneGroup_3 = (lane_4 >> 2) & 7;
-            const lanePlace_3 = lane_4 & 3;
-            const boxRow_3 = (laneGroup_3 + imul((lane_4 >> 5), 16)) | 0;
-            const boxCol_3 = imul(lanePlace_3, 2);
-            const boxSize_3 = 64 << 6;
-            const boxBase_3 = (((((((8192 + imul(imul(b_3, 128), 64)) | 0) + imul(imul(c, 64), 64)) | 0) + (boxRow_3 << 6)) | 0) + boxCol_3) | 0;
-            const boxSwizzle_3 = ((((((((8192 + imul(imul(b_3, 128), 64)) | 0) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow_3) | 0) & 7) << 3;
+            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+            const laneGroup_1 = (lane_2 >> 2) & 7;
+            const lanePlace_1 = lane_2 & 3;
+            const boxRow_1 = (laneGroup_1 + imul((lane_2 >> 5), 16)) | 0;
+            const boxCol_1 = imul(lanePlace_1, 2);
+            const boxSize_1 = 64 << 6;
+            const boxBase_1 = (((((((8192 + imul(imul(b_3, 128), 64)) | 0) + imul(imul(c, 64), 64)) | 0) + (boxRow_1 << 6)) | 0) + boxCol_1) | 0;
+            const boxSwizzle_1 = ((((((((8192 + imul(imul(b_3, 128), 64)) | 0) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow_1) | 0) & 7) << 3;
             {
-              const boxPlace_96 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (0 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_96] = bf16Encode(bf16Round(dVacc[t * 32 + imul(b_3, 32)]));
+              const boxPlace_32 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_32] = bf16Encode(bf16Round(dVacc[t * 32 + imul(b_3, 32)]));
             }
             {
-              const boxPlace_97 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (0 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_97] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 1) | 0)]));
+              const boxPlace_33 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_33] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 1) | 0)]));
             }
             {
-              const boxPlace_98 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (0 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_98] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 2) | 0)]));
+              const boxPlace_34 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_34] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 2) | 0)]));
             }
             {
-              const boxPlace_99 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (0 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_99] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 3) | 0)]));
+              const boxPlace_35 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_35] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 3) | 0)]));
             }
             {
-              const boxPlace_100 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (8 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_100] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 4) | 0)]));
+              const boxPlace_36 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_36] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 4) | 0)]));
             }
             {
-              const boxPlace_101 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (8 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_101] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 5) | 0)]));
+              const boxPlace_37 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_37] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 5) | 0)]));
             }
             {
-              const boxPlace_102 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (8 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_102] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 6) | 0)]));
+              const boxPlace_38 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_38] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 6) | 0)]));
             }
             {
-              const boxPlace_103 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (8 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_103] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 7) | 0)]));
+              const boxPlace_39 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_39] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 7) | 0)]));
             }
             {
-              const boxPlace_104 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (16 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_104] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 8) | 0)]));
+              const boxPlace_40 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_40] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 8) | 0)]));
             }
             {
-              const boxPlace_105 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (16 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_105] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 9) | 0)]));
+              const boxPlace_41 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_41] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 9) | 0)]));
             }
             {
-              const boxPlace_106 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (16 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_106] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 10) | 0)]));
+              const boxPlace_42 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_42] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 10) | 0)]));
             }
             {
-              const boxPlace_107 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (16 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_107] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 11) | 0)]));
+              const boxPlace_43 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_43] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 11) | 0)]));
             }
             {
-              const boxPlace_108 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (24 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_108] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 12) | 0)]));
+              const boxPlace_44 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_44] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 12) | 0)]));
             }
             {
-              const boxPlace_109 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (24 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_109] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 13) | 0)]));
+              const boxPlace_45 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_45] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 13) | 0)]));
             }
             {
-              const boxPlace_110 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (24 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_110] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 14) | 0)]));
+              const boxPlace_46 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_46] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 14) | 0)]));
             }
             {
-              const boxPlace_111 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (24 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_111] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 15) | 0)]));
+              const boxPlace_47 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_47] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 15) | 0)]));
             }
             {
-              const boxPlace_112 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (32 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_112] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 16) | 0)]));
+              const boxPlace_48 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_48] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 16) | 0)]));
             }
             {
-              const boxPlace_113 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (32 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_113] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 17) | 0)]));
+              const boxPlace_49 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_49] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 17) | 0)]));
             }
             {
-              const boxPlace_114 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (32 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_114] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 18) | 0)]));
+              const boxPlace_50 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_50] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 18) | 0)]));
             }
             {
-              const boxPlace_115 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (32 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_115] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 19) | 0)]));
+              const boxPlace_51 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_51] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 19) | 0)]));
             }
             {
-              const boxPlace_116 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (40 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_116] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 20) | 0)]));
+              const boxPlace_52 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_52] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 20) | 0)]));
             }
             {
-              const boxPlace_117 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (40 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_117] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 21) | 0)]));
+              const boxPlace_53 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_53] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 21) | 0)]));
             }
             {
-              const boxPlace_118 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (40 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_118] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 22) | 0)]));
+              const boxPlace_54 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_54] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 22) | 0)]));
             }
             {
-              const boxPlace_119 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (40 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_119] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 23) | 0)]));
+              const boxPlace_55 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_55] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 23) | 0)]));
             }
             {
-              const boxPlace_120 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (48 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_120] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 24) | 0)]));
+              const boxPlace_56 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_56] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 24) | 0)]));
             }
             {
-              const boxPlace_121 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (48 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_121] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 25) | 0)]));
+              const boxPlace_57 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_57] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 25) | 0)]));
             }
             {
-              const boxPlace_122 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (48 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_122] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 26) | 0)]));
+              const boxPlace_58 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_58] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 26) | 0)]));
             }
             {
-              const boxPlace_123 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (48 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_123] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 27) | 0)]));
+              const boxPlace_59 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_59] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 27) | 0)]));
             }
             {
-              const boxPlace_124 = (((boxBase_3 + ((imul(0, boxSize_3) + 0) | 0)) | 0) + (56 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_124] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 28) | 0)]));
+              const boxPlace_60 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_60] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 28) | 0)]));
             }
             {
-              const boxPlace_125 = (((boxBase_3 + ((imul(0, boxSize_3) + 1) | 0)) | 0) + (56 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_125] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 29) | 0)]));
+              const boxPlace_61 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_61] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 29) | 0)]));
             }
             {
-              const boxPlace_126 = (((boxBase_3 + ((imul(0, boxSize_3) + 512) | 0)) | 0) + (56 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_126] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 30) | 0)]));
+              const boxPlace_62 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_62] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 30) | 0)]));
             }
             {
-              const boxPlace_127 = (((boxBase_3 + ((imul(0, boxSize_3) + 513) | 0)) | 0) + (56 ^ boxSwizzle_3)) | 0;
-              KVs[boxPlace_127] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 31) | 0)]));
+              const boxPlace_63 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
+              KVs[boxPlace_63] = bf16Encode(bf16Round(dVacc[t * 32 + ((imul(b_3, 32) + 31) | 0)]));
             }
           }
         }
         mbarrierArrive(ready, 2, c, false);
       }
-      while (!mbarrierDone(ready, 2, c, readyPhase)) yield "waitBarrier(ready, …)";
+      while (!mbarrierDone(ready, 2, c, 0)) yield "waitBarrier(ready, …)";
       threads8: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         const tid = tx;
@@ -2446,10 +1884,10 @@ export function flashAttentionBackwardQ_D_128_STAGES_2(args, blockIdx, blockDim,
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (flashAttentionBackwardQ_D_128_STAGES_2_arrays === undefined || flashAttentionBackwardQ_D_128_STAGES_2_arrays.threads !== threads) {
-    flashAttentionBackwardQ_D_128_STAGES_2_arrays = { threads, QOs: new Uint16Array(32768), KVs: new Uint16Array(32768), Ps: new Uint16Array(8192), qFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), S: new Float32Array(threads * 32), dP: new Float32Array(threads * 32), dQacc: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), d0_slots: new Float32Array(threads), d1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads) };
+    flashAttentionBackwardQ_D_128_STAGES_2_arrays = { threads, QOs: new Uint16Array(32768), KVs: new Uint16Array(32768), qFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), S: new Float32Array(threads * 32), dP: new Float32Array(threads * 32), dS: new Float32Array(threads * 32), dQacc: new Float32Array(threads * 64), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), d0_slots: new Float32Array(threads), d1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads) };
   }
-  const { QOs, KVs, Ps, qFull, full, empty, ready, S, dP, dQacc, s_slots, phase_slots, l0_slots, l1_slots, d0_slots, d1_slots, s_slots_1, phase_slots_1 } = flashAttentionBackwardQ_D_128_STAGES_2_arrays;
-  QOs.fill(0); KVs.fill(0); Ps.fill(0); qFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); S.fill(0); dP.fill(0); dQacc.fill(0);
+  const { QOs, KVs, qFull, full, empty, ready, S, dP, dS, dQacc, s_slots, phase_slots, l0_slots, l1_slots, d0_slots, d1_slots, s_slots_1, phase_slots_1 } = flashAttentionBackwardQ_D_128_STAGES_2_arrays;
+  QOs.fill(0); KVs.fill(0); qFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); S.fill(0); dP.fill(0); dS.fill(0); dQacc.fill(0);
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
@@ -2519,9 +1957,7 @@ export function flashAttentionBackwardQ_D_128_STAGES_2(args, blockIdx, blockDim,
       }
     } else {
       const c = (warpgroupIndex - 1) | 0;
-      const mine = imul(imul(c, 64), 64);
       const rows = (q0 + imul(64, c)) | 0;
-      let readyPhase = 0;
       threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         const ty = (t / nx) | 0;
@@ -2680,160 +2116,19 @@ export function flashAttentionBackwardQ_D_128_STAGES_2(args, blockIdx, blockDim,
             let d1 = d1_slots[t];
             if ((causal !== 0) && (((((key0 + 64) | 0) - 1) | 0) > rows)) {
               for (let e = 0; e < 32; e = (e + 1) | 0) {
-                let p = fround(Math.pow(2, fround(fround(S[t * 32 + ((0 + e) | 0)] * scale2) - (((e & 2) === 0) ? l0 : l1))));
+                let p = fround(Math.pow(2, fround(S[t * 32 + ((0 + e) | 0)] * scale2 + (-(((e & 2) === 0) ? l0 : l1)))));
                 if (((key0 + ((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0)) {
                   p = 0;
                 }
-                S[t * 32 + ((0 + e) | 0)] = fround(p * fround(dP[t * 32 + ((0 + e) | 0)] - (((e & 2) === 0) ? d0 : d1)));
+                dS[t * 32 + ((imul((e >> 3), 8) + (e & 7)) | 0)] = fround(bf16Round(fround(p * fround(dP[t * 32 + ((0 + e) | 0)] - (((e & 2) === 0) ? d0 : d1)))));
               }
             } else {
               for (let e_1 = 0; e_1 < 32; e_1 = (e_1 + 1) | 0) {
-                const p_1 = fround(Math.pow(2, fround(fround(S[t * 32 + ((0 + e_1) | 0)] * scale2) - (((e_1 & 2) === 0) ? l0 : l1))));
-                S[t * 32 + ((0 + e_1) | 0)] = fround(p_1 * fround(dP[t * 32 + ((0 + e_1) | 0)] - (((e_1 & 2) === 0) ? d0 : d1)));
+                const p_1 = fround(Math.pow(2, fround(S[t * 32 + ((0 + e_1) | 0)] * scale2 + (-(((e_1 & 2) === 0) ? l0 : l1)))));
+                dS[t * 32 + ((imul((e_1 >> 3), 8) + (e_1 & 7)) | 0)] = fround(bf16Round(fround(p_1 * fround(dP[t * 32 + ((0 + e_1) | 0)] - (((e_1 & 2) === 0) ? d0 : d1)))));
               }
             }
-            {
-              const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-              const laneGroup = (lane_1 >> 2) & 7;
-              const lanePlace = lane_1 & 3;
-              const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
-              const boxCol = imul(lanePlace, 2);
-              const boxSize = 64 << 6;
-              const boxBase = (((mine + (boxRow << 6)) | 0) + boxCol) | 0;
-              const boxSwizzle = ((((mine >> 6) + boxRow) | 0) & 7) << 3;
-              {
-                const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace] = bf16Encode(bf16Round(S[t * 32 + 0]));
-              }
-              {
-                const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_1] = bf16Encode(bf16Round(S[t * 32 + 1]));
-              }
-              {
-                const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_2] = bf16Encode(bf16Round(S[t * 32 + 2]));
-              }
-              {
-                const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_3] = bf16Encode(bf16Round(S[t * 32 + 3]));
-              }
-              {
-                const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_4] = bf16Encode(bf16Round(S[t * 32 + 4]));
-              }
-              {
-                const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_5] = bf16Encode(bf16Round(S[t * 32 + 5]));
-              }
-              {
-                const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_6] = bf16Encode(bf16Round(S[t * 32 + 6]));
-              }
-              {
-                const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_7] = bf16Encode(bf16Round(S[t * 32 + 7]));
-              }
-              {
-                const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_8] = bf16Encode(bf16Round(S[t * 32 + 8]));
-              }
-              {
-                const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_9] = bf16Encode(bf16Round(S[t * 32 + 9]));
-              }
-              {
-                const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_10] = bf16Encode(bf16Round(S[t * 32 + 10]));
-              }
-              {
-                const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_11] = bf16Encode(bf16Round(S[t * 32 + 11]));
-              }
-              {
-                const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_12] = bf16Encode(bf16Round(S[t * 32 + 12]));
-              }
-              {
-                const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_13] = bf16Encode(bf16Round(S[t * 32 + 13]));
-              }
-              {
-                const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_14] = bf16Encode(bf16Round(S[t * 32 + 14]));
-              }
-              {
-                const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_15] = bf16Encode(bf16Round(S[t * 32 + 15]));
-              }
-              {
-                const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_16] = bf16Encode(bf16Round(S[t * 32 + 16]));
-              }
-              {
-                const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_17] = bf16Encode(bf16Round(S[t * 32 + 17]));
-              }
-              {
-                const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_18] = bf16Encode(bf16Round(S[t * 32 + 18]));
-              }
-              {
-                const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_19] = bf16Encode(bf16Round(S[t * 32 + 19]));
-              }
-              {
-                const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_20] = bf16Encode(bf16Round(S[t * 32 + 20]));
-              }
-              {
-                const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_21] = bf16Encode(bf16Round(S[t * 32 + 21]));
-              }
-              {
-                const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_22] = bf16Encode(bf16Round(S[t * 32 + 22]));
-              }
-              {
-                const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_23] = bf16Encode(bf16Round(S[t * 32 + 23]));
-              }
-              {
-                const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_24] = bf16Encode(bf16Round(S[t * 32 + 24]));
-              }
-              {
-                const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_25] = bf16Encode(bf16Round(S[t * 32 + 25]));
-              }
-              {
-                const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_26] = bf16Encode(bf16Round(S[t * 32 + 26]));
-              }
-              {
-                const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_27] = bf16Encode(bf16Round(S[t * 32 + 27]));
-              }
-              {
-                const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_28] = bf16Encode(bf16Round(S[t * 32 + 28]));
-              }
-              {
-                const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_29] = bf16Encode(bf16Round(S[t * 32 + 29]));
-              }
-              {
-                const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_30] = bf16Encode(bf16Round(S[t * 32 + 30]));
-              }
-              {
-                const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_31] = bf16Encode(bf16Round(S[t * 32 + 31]));
-              }
-            }
-            mbarrierArrive(ready, 2, c, false);
           }
-          while (!mbarrierDone(ready, 2, c, readyPhase)) yield "waitBarrier(ready, …)";
-          readyPhase = readyPhase ^ 1;
           let kk_2 = 0;
           loop4: for (;;) {
             if (!(kk_2 < 4)) break;
@@ -2842,7 +2137,7 @@ export function flashAttentionBackwardQ_D_128_STAGES_2(args, blockIdx, blockDim,
               loop5: for (;;) {
                 if (!(b_1 < 2)) break;
                 body5: {
-                  wgmmaM64k16(64, dQacc, 64, b_1, Ps, (mine + imul(16, kk_2)) | 0, KVs, (((imul(s_slots_1[warpgroupFirst], 16384) + imul(imul(b_1, 64), 64)) | 0) + imul(1024, kk_2)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
+                  wgmmaM64k16r(64, dQacc, 64, b_1, dS, 32, kk_2, KVs, (((imul(s_slots_1[warpgroupFirst], 16384) + imul(imul(b_1, 64), 64)) | 0) + imul(1024, kk_2)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
                 }
                 b_1 = (b_1 + 1) | 0;
               }
@@ -2878,147 +2173,147 @@ export function flashAttentionBackwardQ_D_128_STAGES_2(args, blockIdx, blockDim,
             dQacc[t * 64 + ((imul(b_2, 32) + e_2) | 0)] = fround(dQacc[t * 64 + ((imul(b_2, 32) + e_2) | 0)] * scale);
           }
           {
-            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-            const laneGroup_1 = (lane_2 >> 2) & 7;
-            const lanePlace_1 = lane_2 & 3;
-            const boxRow_1 = (laneGroup_1 + imul((lane_2 >> 5), 16)) | 0;
-            const boxCol_1 = imul(lanePlace_1, 2);
-            const boxSize_1 = 64 << 6;
-            const boxBase_1 = (((((imul(imul(b_2, 128), 64) + imul(imul(c, 64), 64)) | 0) + (boxRow_1 << 6)) | 0) + boxCol_1) | 0;
-            const boxSwizzle_1 = ((((((imul(imul(b_2, 128), 64) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow_1) | 0) & 7) << 3;
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+            const laneGroup = (lane_1 >> 2) & 7;
+            const lanePlace = lane_1 & 3;
+            const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
+            const boxCol = imul(lanePlace, 2);
+            const boxSize = 64 << 6;
+            const boxBase = (((((imul(imul(b_2, 128), 64) + imul(imul(c, 64), 64)) | 0) + (boxRow << 6)) | 0) + boxCol) | 0;
+            const boxSwizzle = ((((((imul(imul(b_2, 128), 64) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow) | 0) & 7) << 3;
             {
-              const boxPlace_32 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_32] = bf16Encode(bf16Round(dQacc[t * 64 + imul(b_2, 32)]));
+              const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              QOs[boxPlace] = bf16Encode(bf16Round(dQacc[t * 64 + imul(b_2, 32)]));
             }
             {
-              const boxPlace_33 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_33] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 1) | 0)]));
+              const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_1] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 1) | 0)]));
             }
             {
-              const boxPlace_34 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_34] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 2) | 0)]));
+              const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_2] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 2) | 0)]));
             }
             {
-              const boxPlace_35 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_35] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 3) | 0)]));
+              const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_3] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 3) | 0)]));
             }
             {
-              const boxPlace_36 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_36] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 4) | 0)]));
+              const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_4] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 4) | 0)]));
             }
             {
-              const boxPlace_37 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_37] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 5) | 0)]));
+              const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_5] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 5) | 0)]));
             }
             {
-              const boxPlace_38 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_38] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 6) | 0)]));
+              const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_6] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 6) | 0)]));
             }
             {
-              const boxPlace_39 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_39] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 7) | 0)]));
+              const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_7] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 7) | 0)]));
             }
             {
-              const boxPlace_40 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_40] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 8) | 0)]));
+              const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_8] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 8) | 0)]));
             }
             {
-              const boxPlace_41 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_41] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 9) | 0)]));
+              const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_9] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 9) | 0)]));
             }
             {
-              const boxPlace_42 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_42] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 10) | 0)]));
+              const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_10] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 10) | 0)]));
             }
             {
-              const boxPlace_43 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_43] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 11) | 0)]));
+              const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_11] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 11) | 0)]));
             }
             {
-              const boxPlace_44 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_44] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 12) | 0)]));
+              const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_12] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 12) | 0)]));
             }
             {
-              const boxPlace_45 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_45] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 13) | 0)]));
+              const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_13] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 13) | 0)]));
             }
             {
-              const boxPlace_46 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_46] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 14) | 0)]));
+              const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_14] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 14) | 0)]));
             }
             {
-              const boxPlace_47 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_47] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 15) | 0)]));
+              const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_15] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 15) | 0)]));
             }
             {
-              const boxPlace_48 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_48] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 16) | 0)]));
+              const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_16] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 16) | 0)]));
             }
             {
-              const boxPlace_49 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_49] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 17) | 0)]));
+              const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_17] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 17) | 0)]));
             }
             {
-              const boxPlace_50 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_50] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 18) | 0)]));
+              const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_18] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 18) | 0)]));
             }
             {
-              const boxPlace_51 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_51] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 19) | 0)]));
+              const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_19] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 19) | 0)]));
             }
             {
-              const boxPlace_52 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_52] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 20) | 0)]));
+              const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_20] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 20) | 0)]));
             }
             {
-              const boxPlace_53 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_53] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 21) | 0)]));
+              const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_21] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 21) | 0)]));
             }
             {
-              const boxPlace_54 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_54] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 22) | 0)]));
+              const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_22] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 22) | 0)]));
             }
             {
-              const boxPlace_55 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_55] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 23) | 0)]));
+              const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_23] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 23) | 0)]));
             }
             {
-              const boxPlace_56 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_56] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 24) | 0)]));
+              const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_24] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 24) | 0)]));
             }
             {
-              const boxPlace_57 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_57] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 25) | 0)]));
+              const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_25] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 25) | 0)]));
             }
             {
-              const boxPlace_58 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_58] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 26) | 0)]));
+              const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_26] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 26) | 0)]));
             }
             {
-              const boxPlace_59 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_59] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 27) | 0)]));
+              const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_27] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 27) | 0)]));
             }
             {
-              const boxPlace_60 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_60] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 28) | 0)]));
+              const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_28] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 28) | 0)]));
             }
             {
-              const boxPlace_61 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_61] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 29) | 0)]));
+              const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_29] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 29) | 0)]));
             }
             {
-              const boxPlace_62 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_62] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 30) | 0)]));
+              const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_30] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 30) | 0)]));
             }
             {
-              const boxPlace_63 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_63] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 31) | 0)]));
+              const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_31] = bf16Encode(bf16Round(dQacc[t * 64 + ((imul(b_2, 32) + 31) | 0)]));
             }
           }
         }
         mbarrierArrive(ready, 2, c, false);
       }
-      while (!mbarrierDone(ready, 2, c, readyPhase)) yield "waitBarrier(ready, …)";
+      while (!mbarrierDone(ready, 2, c, 0)) yield "waitBarrier(ready, …)";
       threads8: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         const tid = tx;
@@ -3042,10 +2337,10 @@ export function flashAttentionBackwardQ_D_64_STAGES_2(args, blockIdx, blockDim, 
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (flashAttentionBackwardQ_D_64_STAGES_2_arrays === undefined || flashAttentionBackwardQ_D_64_STAGES_2_arrays.threads !== threads) {
-    flashAttentionBackwardQ_D_64_STAGES_2_arrays = { threads, QOs: new Uint16Array(16384), KVs: new Uint16Array(16384), Ps: new Uint16Array(8192), qFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), S: new Float32Array(threads * 32), dP: new Float32Array(threads * 32), dQacc: new Float32Array(threads * 32), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), d0_slots: new Float32Array(threads), d1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads) };
+    flashAttentionBackwardQ_D_64_STAGES_2_arrays = { threads, QOs: new Uint16Array(16384), KVs: new Uint16Array(16384), qFull: new Int32Array(5), full: new Int32Array(10), empty: new Int32Array(10), ready: new Int32Array(10), S: new Float32Array(threads * 32), dP: new Float32Array(threads * 32), dS: new Float32Array(threads * 32), dQacc: new Float32Array(threads * 32), s_slots: new Int32Array(threads), phase_slots: new Int32Array(threads), l0_slots: new Float32Array(threads), l1_slots: new Float32Array(threads), d0_slots: new Float32Array(threads), d1_slots: new Float32Array(threads), s_slots_1: new Int32Array(threads), phase_slots_1: new Int32Array(threads) };
   }
-  const { QOs, KVs, Ps, qFull, full, empty, ready, S, dP, dQacc, s_slots, phase_slots, l0_slots, l1_slots, d0_slots, d1_slots, s_slots_1, phase_slots_1 } = flashAttentionBackwardQ_D_64_STAGES_2_arrays;
-  QOs.fill(0); KVs.fill(0); Ps.fill(0); qFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); S.fill(0); dP.fill(0); dQacc.fill(0);
+  const { QOs, KVs, qFull, full, empty, ready, S, dP, dS, dQacc, s_slots, phase_slots, l0_slots, l1_slots, d0_slots, d1_slots, s_slots_1, phase_slots_1 } = flashAttentionBackwardQ_D_64_STAGES_2_arrays;
+  QOs.fill(0); KVs.fill(0); qFull.fill(0); full.fill(0); empty.fill(0); ready.fill(0); S.fill(0); dP.fill(0); dS.fill(0); dQacc.fill(0);
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
@@ -3111,9 +2406,7 @@ export function flashAttentionBackwardQ_D_64_STAGES_2(args, blockIdx, blockDim, 
       }
     } else {
       const c = (warpgroupIndex - 1) | 0;
-      const mine = imul(imul(c, 64), 64);
       const rows = (q0 + imul(64, c)) | 0;
-      let readyPhase = 0;
       threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         const ty = (t / nx) | 0;
@@ -3272,160 +2565,19 @@ export function flashAttentionBackwardQ_D_64_STAGES_2(args, blockIdx, blockDim, 
             let d1 = d1_slots[t];
             if ((causal !== 0) && (((((key0 + 64) | 0) - 1) | 0) > rows)) {
               for (let e = 0; e < 32; e = (e + 1) | 0) {
-                let p = fround(Math.pow(2, fround(fround(S[t * 32 + ((0 + e) | 0)] * scale2) - (((e & 2) === 0) ? l0 : l1))));
+                let p = fround(Math.pow(2, fround(S[t * 32 + ((0 + e) | 0)] * scale2 + (-(((e & 2) === 0) ? l0 : l1)))));
                 if (((key0 + ((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0)) | 0) > ((rows + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0)) {
                   p = 0;
                 }
-                S[t * 32 + ((0 + e) | 0)] = fround(p * fround(dP[t * 32 + ((0 + e) | 0)] - (((e & 2) === 0) ? d0 : d1)));
+                dS[t * 32 + ((imul((e >> 3), 8) + (e & 7)) | 0)] = fround(bf16Round(fround(p * fround(dP[t * 32 + ((0 + e) | 0)] - (((e & 2) === 0) ? d0 : d1)))));
               }
             } else {
               for (let e_1 = 0; e_1 < 32; e_1 = (e_1 + 1) | 0) {
-                const p_1 = fround(Math.pow(2, fround(fround(S[t * 32 + ((0 + e_1) | 0)] * scale2) - (((e_1 & 2) === 0) ? l0 : l1))));
-                S[t * 32 + ((0 + e_1) | 0)] = fround(p_1 * fround(dP[t * 32 + ((0 + e_1) | 0)] - (((e_1 & 2) === 0) ? d0 : d1)));
+                const p_1 = fround(Math.pow(2, fround(S[t * 32 + ((0 + e_1) | 0)] * scale2 + (-(((e_1 & 2) === 0) ? l0 : l1)))));
+                dS[t * 32 + ((imul((e_1 >> 3), 8) + (e_1 & 7)) | 0)] = fround(bf16Round(fround(p_1 * fround(dP[t * 32 + ((0 + e_1) | 0)] - (((e_1 & 2) === 0) ? d0 : d1)))));
               }
             }
-            {
-              const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-              const laneGroup = (lane_1 >> 2) & 7;
-              const lanePlace = lane_1 & 3;
-              const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
-              const boxCol = imul(lanePlace, 2);
-              const boxSize = 64 << 6;
-              const boxBase = (((mine + (boxRow << 6)) | 0) + boxCol) | 0;
-              const boxSwizzle = ((((mine >> 6) + boxRow) | 0) & 7) << 3;
-              {
-                const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace] = bf16Encode(bf16Round(S[t * 32 + 0]));
-              }
-              {
-                const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_1] = bf16Encode(bf16Round(S[t * 32 + 1]));
-              }
-              {
-                const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_2] = bf16Encode(bf16Round(S[t * 32 + 2]));
-              }
-              {
-                const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_3] = bf16Encode(bf16Round(S[t * 32 + 3]));
-              }
-              {
-                const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_4] = bf16Encode(bf16Round(S[t * 32 + 4]));
-              }
-              {
-                const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_5] = bf16Encode(bf16Round(S[t * 32 + 5]));
-              }
-              {
-                const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_6] = bf16Encode(bf16Round(S[t * 32 + 6]));
-              }
-              {
-                const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_7] = bf16Encode(bf16Round(S[t * 32 + 7]));
-              }
-              {
-                const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_8] = bf16Encode(bf16Round(S[t * 32 + 8]));
-              }
-              {
-                const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_9] = bf16Encode(bf16Round(S[t * 32 + 9]));
-              }
-              {
-                const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_10] = bf16Encode(bf16Round(S[t * 32 + 10]));
-              }
-              {
-                const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_11] = bf16Encode(bf16Round(S[t * 32 + 11]));
-              }
-              {
-                const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_12] = bf16Encode(bf16Round(S[t * 32 + 12]));
-              }
-              {
-                const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_13] = bf16Encode(bf16Round(S[t * 32 + 13]));
-              }
-              {
-                const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_14] = bf16Encode(bf16Round(S[t * 32 + 14]));
-              }
-              {
-                const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_15] = bf16Encode(bf16Round(S[t * 32 + 15]));
-              }
-              {
-                const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_16] = bf16Encode(bf16Round(S[t * 32 + 16]));
-              }
-              {
-                const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_17] = bf16Encode(bf16Round(S[t * 32 + 17]));
-              }
-              {
-                const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_18] = bf16Encode(bf16Round(S[t * 32 + 18]));
-              }
-              {
-                const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_19] = bf16Encode(bf16Round(S[t * 32 + 19]));
-              }
-              {
-                const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_20] = bf16Encode(bf16Round(S[t * 32 + 20]));
-              }
-              {
-                const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_21] = bf16Encode(bf16Round(S[t * 32 + 21]));
-              }
-              {
-                const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_22] = bf16Encode(bf16Round(S[t * 32 + 22]));
-              }
-              {
-                const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_23] = bf16Encode(bf16Round(S[t * 32 + 23]));
-              }
-              {
-                const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_24] = bf16Encode(bf16Round(S[t * 32 + 24]));
-              }
-              {
-                const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_25] = bf16Encode(bf16Round(S[t * 32 + 25]));
-              }
-              {
-                const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_26] = bf16Encode(bf16Round(S[t * 32 + 26]));
-              }
-              {
-                const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_27] = bf16Encode(bf16Round(S[t * 32 + 27]));
-              }
-              {
-                const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_28] = bf16Encode(bf16Round(S[t * 32 + 28]));
-              }
-              {
-                const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_29] = bf16Encode(bf16Round(S[t * 32 + 29]));
-              }
-              {
-                const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_30] = bf16Encode(bf16Round(S[t * 32 + 30]));
-              }
-              {
-                const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
-                Ps[boxPlace_31] = bf16Encode(bf16Round(S[t * 32 + 31]));
-              }
-            }
-            mbarrierArrive(ready, 2, c, false);
           }
-          while (!mbarrierDone(ready, 2, c, readyPhase)) yield "waitBarrier(ready, …)";
-          readyPhase = readyPhase ^ 1;
           let kk_2 = 0;
           loop4: for (;;) {
             if (!(kk_2 < 4)) break;
@@ -3434,7 +2586,7 @@ export function flashAttentionBackwardQ_D_64_STAGES_2(args, blockIdx, blockDim, 
               loop5: for (;;) {
                 if (!(b_1 < 1)) break;
                 body5: {
-                  wgmmaM64k16(64, dQacc, 32, b_1, Ps, (mine + imul(16, kk_2)) | 0, KVs, (((imul(s_slots_1[warpgroupFirst], 8192) + imul(imul(b_1, 64), 64)) | 0) + imul(1024, kk_2)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
+                  wgmmaM64k16r(64, dQacc, 32, b_1, dS, 32, kk_2, KVs, (((imul(s_slots_1[warpgroupFirst], 8192) + imul(imul(b_1, 64), 64)) | 0) + imul(1024, kk_2)) | 0, 1, 64, 0, warpgroupEnd, warpgroupFirst);
                 }
                 b_1 = (b_1 + 1) | 0;
               }
@@ -3470,147 +2622,147 @@ export function flashAttentionBackwardQ_D_64_STAGES_2(args, blockIdx, blockDim, 
             dQacc[t * 32 + ((imul(b_2, 32) + e_2) | 0)] = fround(dQacc[t * 32 + ((imul(b_2, 32) + e_2) | 0)] * scale);
           }
           {
-            const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-            const laneGroup_1 = (lane_2 >> 2) & 7;
-            const lanePlace_1 = lane_2 & 3;
-            const boxRow_1 = (laneGroup_1 + imul((lane_2 >> 5), 16)) | 0;
-            const boxCol_1 = imul(lanePlace_1, 2);
-            const boxSize_1 = 64 << 6;
-            const boxBase_1 = (((((imul(imul(b_2, 128), 64) + imul(imul(c, 64), 64)) | 0) + (boxRow_1 << 6)) | 0) + boxCol_1) | 0;
-            const boxSwizzle_1 = ((((((imul(imul(b_2, 128), 64) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow_1) | 0) & 7) << 3;
+            const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
+            const laneGroup = (lane_1 >> 2) & 7;
+            const lanePlace = lane_1 & 3;
+            const boxRow = (laneGroup + imul((lane_1 >> 5), 16)) | 0;
+            const boxCol = imul(lanePlace, 2);
+            const boxSize = 64 << 6;
+            const boxBase = (((((imul(imul(b_2, 128), 64) + imul(imul(c, 64), 64)) | 0) + (boxRow << 6)) | 0) + boxCol) | 0;
+            const boxSwizzle = ((((((imul(imul(b_2, 128), 64) + imul(imul(c, 64), 64)) | 0) >> 6) + boxRow) | 0) & 7) << 3;
             {
-              const boxPlace_32 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_32] = bf16Encode(bf16Round(dQacc[t * 32 + imul(b_2, 32)]));
+              const boxPlace = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              QOs[boxPlace] = bf16Encode(bf16Round(dQacc[t * 32 + imul(b_2, 32)]));
             }
             {
-              const boxPlace_33 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_33] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 1) | 0)]));
+              const boxPlace_1 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_1] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 1) | 0)]));
             }
             {
-              const boxPlace_34 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_34] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 2) | 0)]));
+              const boxPlace_2 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_2] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 2) | 0)]));
             }
             {
-              const boxPlace_35 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (0 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_35] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 3) | 0)]));
+              const boxPlace_3 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (0 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_3] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 3) | 0)]));
             }
             {
-              const boxPlace_36 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_36] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 4) | 0)]));
+              const boxPlace_4 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_4] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 4) | 0)]));
             }
             {
-              const boxPlace_37 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_37] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 5) | 0)]));
+              const boxPlace_5 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_5] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 5) | 0)]));
             }
             {
-              const boxPlace_38 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_38] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 6) | 0)]));
+              const boxPlace_6 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_6] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 6) | 0)]));
             }
             {
-              const boxPlace_39 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (8 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_39] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 7) | 0)]));
+              const boxPlace_7 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (8 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_7] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 7) | 0)]));
             }
             {
-              const boxPlace_40 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_40] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 8) | 0)]));
+              const boxPlace_8 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_8] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 8) | 0)]));
             }
             {
-              const boxPlace_41 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_41] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 9) | 0)]));
+              const boxPlace_9 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_9] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 9) | 0)]));
             }
             {
-              const boxPlace_42 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_42] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 10) | 0)]));
+              const boxPlace_10 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_10] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 10) | 0)]));
             }
             {
-              const boxPlace_43 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (16 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_43] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 11) | 0)]));
+              const boxPlace_11 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (16 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_11] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 11) | 0)]));
             }
             {
-              const boxPlace_44 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_44] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 12) | 0)]));
+              const boxPlace_12 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_12] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 12) | 0)]));
             }
             {
-              const boxPlace_45 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_45] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 13) | 0)]));
+              const boxPlace_13 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_13] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 13) | 0)]));
             }
             {
-              const boxPlace_46 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_46] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 14) | 0)]));
+              const boxPlace_14 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_14] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 14) | 0)]));
             }
             {
-              const boxPlace_47 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (24 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_47] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 15) | 0)]));
+              const boxPlace_15 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (24 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_15] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 15) | 0)]));
             }
             {
-              const boxPlace_48 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_48] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 16) | 0)]));
+              const boxPlace_16 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_16] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 16) | 0)]));
             }
             {
-              const boxPlace_49 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_49] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 17) | 0)]));
+              const boxPlace_17 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_17] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 17) | 0)]));
             }
             {
-              const boxPlace_50 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_50] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 18) | 0)]));
+              const boxPlace_18 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_18] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 18) | 0)]));
             }
             {
-              const boxPlace_51 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (32 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_51] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 19) | 0)]));
+              const boxPlace_19 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (32 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_19] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 19) | 0)]));
             }
             {
-              const boxPlace_52 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_52] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 20) | 0)]));
+              const boxPlace_20 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_20] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 20) | 0)]));
             }
             {
-              const boxPlace_53 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_53] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 21) | 0)]));
+              const boxPlace_21 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_21] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 21) | 0)]));
             }
             {
-              const boxPlace_54 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_54] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 22) | 0)]));
+              const boxPlace_22 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_22] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 22) | 0)]));
             }
             {
-              const boxPlace_55 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (40 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_55] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 23) | 0)]));
+              const boxPlace_23 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (40 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_23] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 23) | 0)]));
             }
             {
-              const boxPlace_56 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_56] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 24) | 0)]));
+              const boxPlace_24 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_24] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 24) | 0)]));
             }
             {
-              const boxPlace_57 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_57] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 25) | 0)]));
+              const boxPlace_25 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_25] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 25) | 0)]));
             }
             {
-              const boxPlace_58 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_58] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 26) | 0)]));
+              const boxPlace_26 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_26] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 26) | 0)]));
             }
             {
-              const boxPlace_59 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (48 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_59] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 27) | 0)]));
+              const boxPlace_27 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (48 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_27] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 27) | 0)]));
             }
             {
-              const boxPlace_60 = (((boxBase_1 + ((imul(0, boxSize_1) + 0) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_60] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 28) | 0)]));
+              const boxPlace_28 = (((boxBase + ((imul(0, boxSize) + 0) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_28] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 28) | 0)]));
             }
             {
-              const boxPlace_61 = (((boxBase_1 + ((imul(0, boxSize_1) + 1) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_61] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 29) | 0)]));
+              const boxPlace_29 = (((boxBase + ((imul(0, boxSize) + 1) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_29] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 29) | 0)]));
             }
             {
-              const boxPlace_62 = (((boxBase_1 + ((imul(0, boxSize_1) + 512) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_62] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 30) | 0)]));
+              const boxPlace_30 = (((boxBase + ((imul(0, boxSize) + 512) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_30] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 30) | 0)]));
             }
             {
-              const boxPlace_63 = (((boxBase_1 + ((imul(0, boxSize_1) + 513) | 0)) | 0) + (56 ^ boxSwizzle_1)) | 0;
-              QOs[boxPlace_63] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 31) | 0)]));
+              const boxPlace_31 = (((boxBase + ((imul(0, boxSize) + 513) | 0)) | 0) + (56 ^ boxSwizzle)) | 0;
+              QOs[boxPlace_31] = bf16Encode(bf16Round(dQacc[t * 32 + ((imul(b_2, 32) + 31) | 0)]));
             }
           }
         }
         mbarrierArrive(ready, 2, c, false);
       }
-      while (!mbarrierDone(ready, 2, c, readyPhase)) yield "waitBarrier(ready, …)";
+      while (!mbarrierDone(ready, 2, c, 0)) yield "waitBarrier(ready, …)";
       threads8: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         const tid = tx;
