@@ -44,6 +44,12 @@ export interface CheckOptions {
    * branch around it.
    */
   readonly boundedLoads?: boolean;
+  /**
+   * A thread keeps only its first failed check, and recording one takes no branch (WGSL: backends/wgsl.ts,
+   * checkFunction): the checks of one access (its alignment, its range) are joined by `&`, both evaluated,
+   * where `&&` would put a branch between them.
+   */
+  readonly eagerConjunction?: boolean;
   /** The kernel's fixed block shape, where it has one: thread indices below it (passes/index-ranges.ts). */
   readonly block?: readonly [number, number, number];
 }
@@ -145,7 +151,8 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
     const holds = bin("eq", "bool", bin("and", "u32", asU32(start), u32(lanes - 1, at)), u32(0, at));
     return check(holds, { kind: "misaligned-vector-access", span: at, array: { name: array.name, space: array.space }, lanes, signed: [start.type === "i32", false] }, [asU32(start)]);
   };
-  const both = (...checks: (Expr | undefined)[]): Expr | undefined => checks.filter((c): c is Expr => c !== undefined).reduce<Expr | undefined>((a, b) => (a ? bin("logand", "bool", a, b) : b), undefined);
+  const conjunction: BinaryOp = options.eagerConjunction ? "and" : "logand";
+  const both = (...checks: (Expr | undefined)[]): Expr | undefined => checks.filter((c): c is Expr => c !== undefined).reduce<Expr | undefined>((a, b) => (a ? bin(conjunction, "bool", a, b) : b), undefined);
 
   const expr = (node: Expr): Expr => {
     switch (node.kind) {
