@@ -140,15 +140,11 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   let tsk_length_x: u32 = vectors_params.tsk_length_x;
   let i: i32 = (i32(group_id.x) * 32i + i32(local_id.x)) * 4i;
   let in_range: bool = vectors_tsk_check(u32(i) + 3u < tsk_length_x, 1u, u32(i), tsk_length_x);
-  let vector: vec4<f32> = vectors_x[u32(i) / 4u];
-  let a_loaded: f32 = vector.x;
-  let b_loaded: f32 = vector.y;
-  let c_loaded: f32 = vector.z;
-  let d_loaded: f32 = vector.w;
-  let a: f32 = select(0.0f, a_loaded, in_range);
-  let b: f32 = select(0.0f, b_loaded, in_range);
-  let c: f32 = select(0.0f, c_loaded, in_range);
-  let d: f32 = select(0.0f, d_loaded, in_range);
+  let vector: vec4<f32> = select(vec4<f32>(), vectors_x[u32(i) / 4u], in_range);
+  let a: f32 = vector.x;
+  let b: f32 = vector.y;
+  let c: f32 = vector.z;
+  let d: f32 = vector.w;
   if (vectors_tsk_check(u32(i) + 3u < tsk_length_out, 2u, u32(i), tsk_length_out)) {
     vectors_out[u32(i) / 4u] = vec4<f32>(d, c, b, a);
   }

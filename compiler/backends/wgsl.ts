@@ -608,7 +608,8 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
   switch (stmt.kind) {
     case "vectorLoad": {
       const temp = names.name({}, "vector");
-      const lines = [`let ${temp}: vec4<${elementTypes[stmt.array.elementType as ElementScalar]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
+      const type = `vec4<${elementTypes[stmt.array.elementType as ElementScalar]}>`;
+      const lines = [`let ${temp}: ${type} = ${zeroUnless(stmt, `${type}()`, `${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}]`, printer)};`];
       stmt.targets.forEach((variable, lane) => {
         lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type as ScalarType]} = ${temp}.${"xyzw"[lane]};`);
       });
@@ -665,12 +666,12 @@ function packedVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" },
     let words: string[];
     if (whole) {
       const vector = names.name({}, "words");
-      lines.push(`let ${vector}: vec4<u32> = ${whole};`);
+      lines.push(`let ${vector}: vec4<u32> = ${zeroUnless(stmt, "vec4<u32>()", whole, printer)};`);
       words = [0, 1, 2, 3].map((i) => `${vector}.${"xyzw"[i]}`);
     } else {
       words = places.map((place) => {
         const word = names.name({}, "word");
-        lines.push(`let ${word}: u32 = ${atomic ? `atomicLoad(&${place})` : place};`);
+        lines.push(`let ${word}: u32 = ${zeroUnless(stmt, "0u", atomic ? `atomicLoad(&${place})` : place, printer)};`);
         return word;
       });
     }
@@ -690,6 +691,11 @@ function packedVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" },
   });
   places.forEach((place, i) => lines.push(atomic ? `atomicStore(&${place}, ${words[i]});` : `${place} = ${words[i]};`));
   return lines;
+}
+
+/** A checked vector load's words: what was loaded, or zeros where its check failed (VectorLoadStmt.zeroUnless). */
+function zeroUnless(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }, zero: string, loaded: string, printer: ExprPrinter): string {
+  return stmt.kind === "vectorLoad" && stmt.zeroUnless ? `select(${zero}, ${loaded}, ${printer.print(stmt.zeroUnless)})` : loaded;
 }
 
 /** A value read from an atomic array, as the element type (f32 arrays hold bits). */

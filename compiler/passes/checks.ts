@@ -216,18 +216,13 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
         const ok = both(alignmentCheck(s.array, s.indices, lanes, s.span), accessCheck(s.array, s.indices, "read of", s.span, lanes));
         if (!ok) return s;
         if (options.boundedLoads) {
-          // The check, the load into temporaries, then each target its temporary or 0.
+          // The check, then the load, whose words the backend zeroes where it failed (a select per word, not
+          // per lane: sixteen bytes are four words). The check has its own variable so that a load split into
+          // lanes (legalize.ts) evaluates it once.
           const inRange: Variable = { kind: "variable", name: "in_range", type: "bool", mutable: false, span: s.span };
-          const loaded = s.targets.map((target): Variable => ({ ...target, name: `${target.name}_loaded`, mutable: false }));
           return [
             { kind: "declare", variable: inRange, init: ok, span: s.span },
-            { ...s, targets: loaded },
-            ...s.targets.map((variable, i): Stmt => ({
-              kind: "declare",
-              variable,
-              init: { kind: "select", type: variable.type, condition: read(inRange, s.span), whenTrue: read(loaded[i]!, s.span), whenFalse: zeroOf(variable.type, s.span), span: s.span },
-              span: s.span,
-            })),
+            { ...s, zeroUnless: read(inRange, s.span) },
           ];
         }
         // The targets are declared after the check, from temporaries that stay 0 where it failed.
