@@ -40,7 +40,7 @@ export interface CheckOptions {
   readonly divergence: boolean;
   /**
    * A load past an array's end is harmless (WGSL: robust buffer access, bounded workgroup and private
-   * accesses): a checked vector load runs whatever its check says and its values are chosen after, with no
+   * accesses): a checked vector load runs whatever its check says and its words are zeroed after, with no
    * branch around it.
    */
   readonly boundedLoads?: boolean;
