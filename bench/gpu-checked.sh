@@ -6,6 +6,9 @@
 # bugs, the examples' checked builds (0 reports expected) and the cost of checking (plain and checked builds
 # in alternate rounds). Leaves checked-h100.json, the environment and the script's own log in $OUT; the whole
 # run has a time limit (TSK_CHECKED_SECONDS, default 220 s) so that it ends within 4 minutes.
+# TSK_CHECKED_ARGS passes options to gpu-checked.ts, for a shorter run of some of it: e.g.
+#   TSK_CHECKED_ARGS="--backends webgpu --cases blur-rgba8,blur-rgba8-wave,saxpy --rungs none"
+# (one backend, those cases of the suite, no matmul rung; the corpus and the atomics and subgroup examples run).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$HERE/.."

@@ -86,7 +86,6 @@ async function openDevice(backend: "cuda" | "webgpu", isChecked: boolean): Promi
  * out where the device is SwiftShader (a dry run here), with the reason in their rows. Dawn on a GPU runs them.
  */
 const swiftShaderLimits: Readonly<Record<string, string>> = {
-  "examples/blur-rgba8.ts": "SwiftShader's JIT aborts on the checked build (LLVM: local variable exceeds stack size limit)",
   "examples/sgemm-multistage.ts": "SwiftShader's JIT takes over 10 minutes and 17 GB on the checked build",
 };
 function unrunnable(device: Device, files: readonly string[]): string | undefined {

@@ -87,6 +87,27 @@ describe.skipIf(typeof webgpu === "string")(`checked WebGPU builds${typeof webgp
     expect(after[39]).toBe(38);
   });
 
+  it("gives zeros for a vector load that fails its check, and the loaded values for the others", async () => {
+    // x has 30 random elements and 8 groups of 4 read it: group 7 reads x[28..31], past its end.
+    const x = Float32Array.from({ length: 30 }, () => Math.fround(Math.random() * 2 - 1));
+    const out = device.createBuffer(new Float32Array(32).fill(-1));
+    await device.launch(library.get("vectorTail"), { grid: [1], args: [out, device.createBuffer(x), 8] });
+    await expect(device.synchronize()).rejects.toBeInstanceOf(LaunchFailure);
+    const expected = Array.from({ length: 32 }, (_, i) => {
+      const g = Math.floor(i / 4);
+      if (g === 7) return 0;
+      const lane = (k: number) => x[g * 4 + (k % 4)]!;
+      return Math.fround(lane(i % 4) + lane((i % 4) + 1));
+    });
+    expect(Array.from((await device.read(out)) as Float32Array)).toEqual(expected);
+    // A misaligned start (group 3 at 13) fails too: its four values are 0.
+    const y = Float32Array.from({ length: 128 }, () => Math.fround(Math.random() * 2 - 1));
+    const copied = device.createBuffer(new Float32Array(128).fill(-1));
+    await device.launch(library.get("vectorMisaligned"), { grid: [1], args: [copied, device.createBuffer(y), 1] });
+    await expect(device.synchronize()).rejects.toBeInstanceOf(LaunchFailure);
+    expect(Array.from((await device.read(copied)) as Float32Array)).toEqual(Array.from(y, (value, i) => (i >= 12 && i < 16 ? 0 : value)));
+  });
+
   it("shows the first few reports of a launch where many threads fail, and counts them all", async () => {
     const kernel = library.get("tailOffByOne");
     const out = device.createBuffer(new Float32Array(64));

@@ -29,30 +29,34 @@ struct accesses_Params {
 @group(0) @binding(5) var<uniform> accesses_params: accesses_Params;
 var<workgroup> accesses_tile: array<f32, 64>;
 var<workgroup> accesses_grid: array<array<f32, 8>, 8>;
-var<private> accesses_tsk_check_failed: bool;
-var<private> accesses_tsk_check_record: array<u32, 10>;
-fn accesses_tsk_check(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {
-  if (!holds && !accesses_tsk_check_failed) {
-    accesses_tsk_check_failed = true;
-    accesses_tsk_check_record = array<u32, 10>(site, launch, group.x, group.y, group.z, thread.x, thread.y, thread.z, a, b);
-  }
+var<private> accesses_tsk_check_site: u32;
+var<private> accesses_tsk_check_a: u32;
+var<private> accesses_tsk_check_b: u32;
+fn accesses_tsk_check(holds: bool, site: u32, a: u32, b: u32) -> bool {
+  let first = !holds & (accesses_tsk_check_site == 0u);
+  accesses_tsk_check_site = select(accesses_tsk_check_site, site, first);
+  accesses_tsk_check_a = select(accesses_tsk_check_a, a, first);
+  accesses_tsk_check_b = select(accesses_tsk_check_b, b, first);
   return holds;
 }
-fn accesses_tsk_check_flush() {
-  if (accesses_tsk_check_failed) {
+fn accesses_tsk_check_flush(launch: u32, group: vec3<u32>, thread: vec3<u32>) {
+  let site = accesses_tsk_check_site;
+  let a = accesses_tsk_check_a;
+  let b = accesses_tsk_check_b;
+  if (site != 0u) {
     let slot = atomicAdd(&accesses_tsk_errors[0], 1u);
     if (slot < 8u) {
       let at = 1u + slot * 10u;
-      atomicStore(&accesses_tsk_errors[at + 0u], accesses_tsk_check_record[0]);
-      atomicStore(&accesses_tsk_errors[at + 1u], accesses_tsk_check_record[1]);
-      atomicStore(&accesses_tsk_errors[at + 2u], accesses_tsk_check_record[2]);
-      atomicStore(&accesses_tsk_errors[at + 3u], accesses_tsk_check_record[3]);
-      atomicStore(&accesses_tsk_errors[at + 4u], accesses_tsk_check_record[4]);
-      atomicStore(&accesses_tsk_errors[at + 5u], accesses_tsk_check_record[5]);
-      atomicStore(&accesses_tsk_errors[at + 6u], accesses_tsk_check_record[6]);
-      atomicStore(&accesses_tsk_errors[at + 7u], accesses_tsk_check_record[7]);
-      atomicStore(&accesses_tsk_errors[at + 8u], accesses_tsk_check_record[8]);
-      atomicStore(&accesses_tsk_errors[at + 9u], accesses_tsk_check_record[9]);
+      atomicStore(&accesses_tsk_errors[at + 0u], site - 1u);
+      atomicStore(&accesses_tsk_errors[at + 1u], launch);
+      atomicStore(&accesses_tsk_errors[at + 2u], group.x);
+      atomicStore(&accesses_tsk_errors[at + 3u], group.y);
+      atomicStore(&accesses_tsk_errors[at + 4u], group.z);
+      atomicStore(&accesses_tsk_errors[at + 5u], thread.x);
+      atomicStore(&accesses_tsk_errors[at + 6u], thread.y);
+      atomicStore(&accesses_tsk_errors[at + 7u], thread.z);
+      atomicStore(&accesses_tsk_errors[at + 8u], a);
+      atomicStore(&accesses_tsk_errors[at + 9u], b);
     }
   }
 }
@@ -68,24 +72,24 @@ fn accesses(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgrou
   let tsk_length_bodies: u32 = accesses_params.tsk_length_bodies;
   let t: i32 = i32(local_id.x);
   let i: i32 = i32(group_id.x) * 64i + t;
-  accesses_tile[t] = select(0.0f, select(0.0f, accesses_x[i], accesses_tsk_check(u32(i) < tsk_length_x || !(i < n), 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id)), (i < n));
-  accesses_grid[t / 8i][t % 8i] = select(0.0f, accesses_x[i + 1i], accesses_tsk_check(u32(i + 1i) < tsk_length_x, 1u, u32(i + 1i), tsk_length_x, tsk_launch, group_id, local_id));
+  accesses_tile[t] = select(0.0f, select(0.0f, accesses_x[i], accesses_tsk_check(u32(i) < tsk_length_x || !(i < n), 1u, u32(i), tsk_length_x)), (i < n));
+  accesses_grid[t / 8i][t % 8i] = select(0.0f, accesses_x[i + 1i], accesses_tsk_check(u32(i + 1i) < tsk_length_x, 2u, u32(i + 1i), tsk_length_x));
   workgroupBarrier();
   var v: f32 = accesses_tile[63i - t] + accesses_grid[t % 8i][t / 8i] + accesses_tile[3i];
-  v += tsk_select_Body(Body(vec3<f32>(0.0f), 0.0f), accesses_bodies[i], accesses_tsk_check(u32(i) < tsk_length_bodies, 2u, u32(i), tsk_length_bodies, tsk_launch, group_id, local_id)).mass;
-  let q: i32 = i / select(1i, k, accesses_tsk_check(k != 0i, 3u, 0u, 0u, tsk_launch, group_id, local_id));
-  let r: i32 = (i % select(1i, k, accesses_tsk_check(k != 0i, 4u, 0u, 0u, tsk_launch, group_id, local_id))) << select(s, s, accesses_tsk_check(s < 32u, 5u, s, 0u, tsk_launch, group_id, local_id));
+  v += tsk_select_Body(Body(vec3<f32>(0.0f), 0.0f), accesses_bodies[i], accesses_tsk_check(u32(i) < tsk_length_bodies, 3u, u32(i), tsk_length_bodies)).mass;
+  let q: i32 = i / select(1i, k, accesses_tsk_check(k != 0i, 4u, 0u, 0u));
+  let r: i32 = (i % select(1i, k, accesses_tsk_check(k != 0i, 5u, 0u, 0u))) << select(s, s, accesses_tsk_check(s < 32u, 6u, s, 0u));
   var old_held: u32 = 0u;
-  if (accesses_tsk_check(u32(q) < tsk_length_counts, 6u, u32(q), tsk_length_counts, tsk_launch, group_id, local_id)) {
+  if (accesses_tsk_check(u32(q) < tsk_length_counts, 7u, u32(q), tsk_length_counts)) {
     let old_checked: u32 = atomicAdd(&accesses_counts[q], 1u);
     old_held = old_checked;
   }
   let old: u32 = old_held;
   let sum: f32 = subgroupAdd(v);
-  if (accesses_tsk_check(u32(i) < tsk_length_out, 7u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
+  if (accesses_tsk_check(u32(i) < tsk_length_out, 8u, u32(i), tsk_length_out)) {
     accesses_out[i] = sum + f32(r) + f32(old);
   }
-  accesses_tsk_check_flush();
+  accesses_tsk_check_flush(tsk_launch, group_id, local_id);
 }
 
 // Kernel vectors.
@@ -98,30 +102,34 @@ struct vectors_Params {
   tsk_length_x: u32,
 }
 @group(0) @binding(3) var<uniform> vectors_params: vectors_Params;
-var<private> vectors_tsk_check_failed: bool;
-var<private> vectors_tsk_check_record: array<u32, 10>;
-fn vectors_tsk_check(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {
-  if (!holds && !vectors_tsk_check_failed) {
-    vectors_tsk_check_failed = true;
-    vectors_tsk_check_record = array<u32, 10>(site, launch, group.x, group.y, group.z, thread.x, thread.y, thread.z, a, b);
-  }
+var<private> vectors_tsk_check_site: u32;
+var<private> vectors_tsk_check_a: u32;
+var<private> vectors_tsk_check_b: u32;
+fn vectors_tsk_check(holds: bool, site: u32, a: u32, b: u32) -> bool {
+  let first = !holds & (vectors_tsk_check_site == 0u);
+  vectors_tsk_check_site = select(vectors_tsk_check_site, site, first);
+  vectors_tsk_check_a = select(vectors_tsk_check_a, a, first);
+  vectors_tsk_check_b = select(vectors_tsk_check_b, b, first);
   return holds;
 }
-fn vectors_tsk_check_flush() {
-  if (vectors_tsk_check_failed) {
+fn vectors_tsk_check_flush(launch: u32, group: vec3<u32>, thread: vec3<u32>) {
+  let site = vectors_tsk_check_site;
+  let a = vectors_tsk_check_a;
+  let b = vectors_tsk_check_b;
+  if (site != 0u) {
     let slot = atomicAdd(&vectors_tsk_errors[0], 1u);
     if (slot < 8u) {
       let at = 1u + slot * 10u;
-      atomicStore(&vectors_tsk_errors[at + 0u], vectors_tsk_check_record[0]);
-      atomicStore(&vectors_tsk_errors[at + 1u], vectors_tsk_check_record[1]);
-      atomicStore(&vectors_tsk_errors[at + 2u], vectors_tsk_check_record[2]);
-      atomicStore(&vectors_tsk_errors[at + 3u], vectors_tsk_check_record[3]);
-      atomicStore(&vectors_tsk_errors[at + 4u], vectors_tsk_check_record[4]);
-      atomicStore(&vectors_tsk_errors[at + 5u], vectors_tsk_check_record[5]);
-      atomicStore(&vectors_tsk_errors[at + 6u], vectors_tsk_check_record[6]);
-      atomicStore(&vectors_tsk_errors[at + 7u], vectors_tsk_check_record[7]);
-      atomicStore(&vectors_tsk_errors[at + 8u], vectors_tsk_check_record[8]);
-      atomicStore(&vectors_tsk_errors[at + 9u], vectors_tsk_check_record[9]);
+      atomicStore(&vectors_tsk_errors[at + 0u], site - 1u);
+      atomicStore(&vectors_tsk_errors[at + 1u], launch);
+      atomicStore(&vectors_tsk_errors[at + 2u], group.x);
+      atomicStore(&vectors_tsk_errors[at + 3u], group.y);
+      atomicStore(&vectors_tsk_errors[at + 4u], group.z);
+      atomicStore(&vectors_tsk_errors[at + 5u], thread.x);
+      atomicStore(&vectors_tsk_errors[at + 6u], thread.y);
+      atomicStore(&vectors_tsk_errors[at + 7u], thread.z);
+      atomicStore(&vectors_tsk_errors[at + 8u], a);
+      atomicStore(&vectors_tsk_errors[at + 9u], b);
     }
   }
 }
@@ -131,20 +139,16 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   let tsk_length_out: u32 = vectors_params.tsk_length_out;
   let tsk_length_x: u32 = vectors_params.tsk_length_x;
   let i: i32 = (i32(group_id.x) * 32i + i32(local_id.x)) * 4i;
-  let in_range: bool = vectors_tsk_check(u32(i) + 3u < tsk_length_x, 0u, u32(i), tsk_length_x, tsk_launch, group_id, local_id);
-  let vector: vec4<f32> = vectors_x[u32(i) / 4u];
-  let a_loaded: f32 = vector.x;
-  let b_loaded: f32 = vector.y;
-  let c_loaded: f32 = vector.z;
-  let d_loaded: f32 = vector.w;
-  let a: f32 = select(0.0f, a_loaded, in_range);
-  let b: f32 = select(0.0f, b_loaded, in_range);
-  let c: f32 = select(0.0f, c_loaded, in_range);
-  let d: f32 = select(0.0f, d_loaded, in_range);
-  if (vectors_tsk_check(u32(i) + 3u < tsk_length_out, 1u, u32(i), tsk_length_out, tsk_launch, group_id, local_id)) {
+  let in_range: bool = vectors_tsk_check(u32(i) + 3u < tsk_length_x, 1u, u32(i), tsk_length_x);
+  let vector: vec4<f32> = select(vec4<f32>(), vectors_x[u32(i) / 4u], in_range);
+  let a: f32 = vector.x;
+  let b: f32 = vector.y;
+  let c: f32 = vector.z;
+  let d: f32 = vector.w;
+  if (vectors_tsk_check(u32(i) + 3u < tsk_length_out, 2u, u32(i), tsk_length_out)) {
     vectors_out[u32(i) / 4u] = vec4<f32>(d, c, b, a);
   }
-  vectors_tsk_check_flush();
+  vectors_tsk_check_flush(tsk_launch, group_id, local_id);
 }
 
 // Kernel runtimeIndices.
@@ -157,30 +161,34 @@ struct runtimeIndices_Params {
 }
 @group(0) @binding(2) var<uniform> runtimeIndices_params: runtimeIndices_Params;
 var<workgroup> runtimeIndices_grid: array<array<f32, 8>, 4>;
-var<private> runtimeIndices_tsk_check_failed: bool;
-var<private> runtimeIndices_tsk_check_record: array<u32, 10>;
-fn runtimeIndices_tsk_check(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {
-  if (!holds && !runtimeIndices_tsk_check_failed) {
-    runtimeIndices_tsk_check_failed = true;
-    runtimeIndices_tsk_check_record = array<u32, 10>(site, launch, group.x, group.y, group.z, thread.x, thread.y, thread.z, a, b);
-  }
+var<private> runtimeIndices_tsk_check_site: u32;
+var<private> runtimeIndices_tsk_check_a: u32;
+var<private> runtimeIndices_tsk_check_b: u32;
+fn runtimeIndices_tsk_check(holds: bool, site: u32, a: u32, b: u32) -> bool {
+  let first = !holds & (runtimeIndices_tsk_check_site == 0u);
+  runtimeIndices_tsk_check_site = select(runtimeIndices_tsk_check_site, site, first);
+  runtimeIndices_tsk_check_a = select(runtimeIndices_tsk_check_a, a, first);
+  runtimeIndices_tsk_check_b = select(runtimeIndices_tsk_check_b, b, first);
   return holds;
 }
-fn runtimeIndices_tsk_check_flush() {
-  if (runtimeIndices_tsk_check_failed) {
+fn runtimeIndices_tsk_check_flush(launch: u32, group: vec3<u32>, thread: vec3<u32>) {
+  let site = runtimeIndices_tsk_check_site;
+  let a = runtimeIndices_tsk_check_a;
+  let b = runtimeIndices_tsk_check_b;
+  if (site != 0u) {
     let slot = atomicAdd(&runtimeIndices_tsk_errors[0], 1u);
     if (slot < 8u) {
       let at = 1u + slot * 10u;
-      atomicStore(&runtimeIndices_tsk_errors[at + 0u], runtimeIndices_tsk_check_record[0]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 1u], runtimeIndices_tsk_check_record[1]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 2u], runtimeIndices_tsk_check_record[2]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 3u], runtimeIndices_tsk_check_record[3]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 4u], runtimeIndices_tsk_check_record[4]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 5u], runtimeIndices_tsk_check_record[5]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 6u], runtimeIndices_tsk_check_record[6]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 7u], runtimeIndices_tsk_check_record[7]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 8u], runtimeIndices_tsk_check_record[8]);
-      atomicStore(&runtimeIndices_tsk_errors[at + 9u], runtimeIndices_tsk_check_record[9]);
+      atomicStore(&runtimeIndices_tsk_errors[at + 0u], site - 1u);
+      atomicStore(&runtimeIndices_tsk_errors[at + 1u], launch);
+      atomicStore(&runtimeIndices_tsk_errors[at + 2u], group.x);
+      atomicStore(&runtimeIndices_tsk_errors[at + 3u], group.y);
+      atomicStore(&runtimeIndices_tsk_errors[at + 4u], group.z);
+      atomicStore(&runtimeIndices_tsk_errors[at + 5u], thread.x);
+      atomicStore(&runtimeIndices_tsk_errors[at + 6u], thread.y);
+      atomicStore(&runtimeIndices_tsk_errors[at + 7u], thread.z);
+      atomicStore(&runtimeIndices_tsk_errors[at + 8u], a);
+      atomicStore(&runtimeIndices_tsk_errors[at + 9u], b);
     }
   }
 }
@@ -191,15 +199,15 @@ fn runtimeIndices(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(wo
   let tsk_length_out: u32 = runtimeIndices_params.tsk_length_out;
   var regs: array<f32, 4>;
   let t: i32 = i32(local_id.x);
-  if (runtimeIndices_tsk_check(u32(t / 8i) < 4u && u32(j) < 8u, 0u, u32(t / 8i), u32(j), tsk_launch, group_id, local_id)) {
+  if (runtimeIndices_tsk_check(u32(t / 8i) < 4u && u32(j) < 8u, 1u, u32(t / 8i), u32(j))) {
     runtimeIndices_grid[t / 8i][j] = f32(t);
   }
-  if (runtimeIndices_tsk_check(u32(j & 7i) < 4u, 1u, u32(j & 7i), 0u, tsk_launch, group_id, local_id)) {
+  if (runtimeIndices_tsk_check(u32(j & 7i) < 4u, 2u, u32(j & 7i), 0u)) {
     regs[j & 7i] = f32(j);
   }
   workgroupBarrier();
-  if (runtimeIndices_tsk_check(u32(i32(group_id.x) * 32i + t) < tsk_length_out, 2u, u32(i32(group_id.x) * 32i + t), tsk_length_out, tsk_launch, group_id, local_id)) {
+  if (runtimeIndices_tsk_check(u32(i32(group_id.x) * 32i + t) < tsk_length_out, 3u, u32(i32(group_id.x) * 32i + t), tsk_length_out)) {
     runtimeIndices_out[i32(group_id.x) * 32i + t] = runtimeIndices_grid[j & 3i][t % 8i] + regs[t % 4i];
   }
-  runtimeIndices_tsk_check_flush();
+  runtimeIndices_tsk_check_flush(tsk_launch, group_id, local_id);
 }

@@ -500,6 +500,8 @@ function elementAddress(array: ArrayRef, indices: readonly Expr[], context: Stmt
 function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): string[] {
   switch (stmt.kind) {
     case "vectorLoad": {
+      // A load past the array's end is not harmless here: checks.ts branches around it instead.
+      if (stmt.zeroUnless) throw new Error("internal: a vector load with zeroUnless reached CUDA (checks.ts gives it only to targets with boundedLoads)");
       if (!vectorElementTypes.has(stmt.array.elementType as ElementScalar)) return narrowVectorAccess(stmt, context);
       const vector = vector4Of(stmt.array.elementType);
       const temp = context.names.name({}, "vector");

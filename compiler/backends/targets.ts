@@ -130,8 +130,10 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     scalarizeVectors: false,
     // `select` evaluates both sides; a barrier or subgroup operation that part of the workgroup misses cannot
     // be counted (Tint's uniformity analysis refuses what the compiler's does not). An access past an array's
-    // end stays inside it (robust buffer access), so a checked vector load needs no branch around it.
-    checks: { eagerSelect: true, divergence: false, boundedLoads: true },
+    // end stays inside it (robust buffer access), so a checked vector load needs no branch around it. A thread
+    // keeps its first failure only, recorded without a branch (wgsl.ts, checkFunction): an access's two checks
+    // are both evaluated.
+    checks: { eagerSelect: true, divergence: false, boundedLoads: true, eagerConjunction: true },
   },
   js: {
     name: "js",

@@ -269,7 +269,9 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     const element = typeof array.elementType === "string" ? types[valueTypeOf(array.elementType)] : typeNames.name(array.elementType);
     out.line(`var ${name}: array<${element}, ${unit.sharedSizes.get(array)?.[0] ?? 0}>;`);
   }
-  const flush = check ? `${check}_flush();` : undefined;
+  const launch = kernel.params.find((param) => param.kind === "scalar" && param.implicit?.kind === "launch");
+  const flush = check && launch?.kind === "scalar" ? `${check}_flush(${names.lookup(launch.variable)}, ${builtinInputs.blockIdx.name}, ${builtinInputs.threadIdx.name});` : undefined;
+  if (check && !flush) throw new Error("internal: a checked WGSL kernel without its launch tag");
   printStmts(kernel.body, { out, names, printer, arrays, locate, types: typeNames, sizes: unit.sharedSizes, packedVectors, stored, beforeReturn: flush });
   if (flush) out.line(flush);
   out.dedent();
@@ -279,32 +281,39 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
 
 /**
  * A checked build's check (passes/checks.ts), one per entry point since each has its own error buffer. A thread
- * keeps its first failed check in private variables (site, launch tag, block, thread, two values), and
- * `NAME_flush()`, printed before each `return;` of the kernel and at its end, counts it in the error buffer's
- * first word and keeps the first 8 such records of 10 words, as CUDA's tsk_report does for each failure. A check
- * is then a comparison and a rarely taken branch of private stores, where it was the buffer's atomics at every
- * site: a checked blur, with 216 sites in its unrolled rows, ran ×3.0–3.2 of its plain build through Dawn on the
- * H100 with the atomics at each site. The check returns `holds` whatever it records, and its result depends on
- * nothing else, so WGSL's uniformity analysis sees a check as it sees `holds`.
+ * keeps its first failed check in three private words: the site (plus 1: 0 while none failed) and the two
+ * values. Each check updates them with selects, without a branch, so that the straight-line code of an unrolled
+ * body (the loads of a blur's rows) stays one block the GPU's compiler schedules as the plain build's; the
+ * launch tag, block and thread, the same at every site of a thread, are written only by `NAME_flush(…)`, printed
+ * before each `return;` of the kernel and at its end, which counts the failure in the error buffer's first word
+ * and keeps the first 8 such records of 10 words, as CUDA's tsk_report does for each failure. (Through Dawn on
+ * the H100, a branch of private stores per site left a checked blur, 8 sites in each of its 36 unrolled rows,
+ * at ×3.0–3.4 of its plain build; the error buffer's atomics at every site, before that, at ×3.0–3.2.) The
+ * check returns `holds` whatever it records, and its result depends on nothing else, so WGSL's uniformity
+ * analysis sees a check as it sees `holds`.
  */
 function checkFunction(name: string, errors: string): string[] {
-  const words = ["site", "launch", "group.x", "group.y", "group.z", "thread.x", "thread.y", "thread.z", "a", "b"];
+  const words = ["site - 1u", "launch", "group.x", "group.y", "group.z", "thread.x", "thread.y", "thread.z", "a", "b"];
   return [
-    `var<private> ${name}_failed: bool;`,
-    `var<private> ${name}_record: array<u32, 10>;`,
-    `fn ${name}(holds: bool, site: u32, a: u32, b: u32, launch: u32, group: vec3<u32>, thread: vec3<u32>) -> bool {`,
-    `  if (!holds && !${name}_failed) {`,
-    `    ${name}_failed = true;`,
-    `    ${name}_record = array<u32, 10>(${words.join(", ")});`,
-    "  }",
+    `var<private> ${name}_site: u32;`,
+    `var<private> ${name}_a: u32;`,
+    `var<private> ${name}_b: u32;`,
+    `fn ${name}(holds: bool, site: u32, a: u32, b: u32) -> bool {`,
+    `  let first = !holds & (${name}_site == 0u);`,
+    `  ${name}_site = select(${name}_site, site, first);`,
+    `  ${name}_a = select(${name}_a, a, first);`,
+    `  ${name}_b = select(${name}_b, b, first);`,
     "  return holds;",
     "}",
-    `fn ${name}_flush() {`,
-    `  if (${name}_failed) {`,
+    `fn ${name}_flush(launch: u32, group: vec3<u32>, thread: vec3<u32>) {`,
+    `  let site = ${name}_site;`,
+    `  let a = ${name}_a;`,
+    `  let b = ${name}_b;`,
+    "  if (site != 0u) {",
     `    let slot = atomicAdd(&${errors}[0], 1u);`,
     "    if (slot < 8u) {",
     "      let at = 1u + slot * 10u;",
-    ...words.map((_, i) => `      atomicStore(&${errors}[at + ${i}u], ${name}_record[${i}]);`),
+    ...words.map((word, i) => `      atomicStore(&${errors}[at + ${i}u], ${word});`),
     "    }",
     "  }",
     "}",
@@ -449,7 +458,8 @@ function makePrinter(
     field: (expr, value) => ({ text: `${operand(value)}.${typeNames.field(expr.value.type as StructType, expr.field)}`, kind: "atom" }),
     check: (expr, holds, values) => {
       if (!checkName) throw new Error("internal: a check in a WGSL function without an error buffer");
-      return { text: `${checkName}(${holds}, ${expr.site}u, ${values[0]}, ${values[1]}, ${names.lookup(expr.launch)}, ${builtinInputs.blockIdx.name}, ${builtinInputs.threadIdx.name})`, kind: "atom" };
+      // The site plus 1: 0 is "no failure" (checkFunction).
+      return { text: `${checkName}(${holds}, ${expr.site + 1}u, ${values[0]}, ${values[1]})`, kind: "atom" };
     },
     // WGSL's select takes the false value first.
     select: (condition, whenTrue, whenFalse) => ({ text: `select(${whenFalse.text}, ${whenTrue.text}, ${condition.text})`, kind: "atom" }),
@@ -598,7 +608,8 @@ function memoryOperation(stmt: MemoryOperationStmt, context: StmtContext): strin
   switch (stmt.kind) {
     case "vectorLoad": {
       const temp = names.name({}, "vector");
-      const lines = [`let ${temp}: vec4<${elementTypes[stmt.array.elementType as ElementScalar]}> = ${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}];`];
+      const type = `vec4<${elementTypes[stmt.array.elementType as ElementScalar]}>`;
+      const lines = [`let ${temp}: ${type} = ${zeroUnless(stmt, `${type}()`, `${context.arrays.get(stmt.array)}[${vectorIndex(stmt.indices)}]`, printer)};`];
       stmt.targets.forEach((variable, lane) => {
         lines.push(`${variable.mutable ? "var" : "let"} ${names.name(variable, variable.name)}: ${types[variable.type as ScalarType]} = ${temp}.${"xyzw"[lane]};`);
       });
@@ -655,12 +666,12 @@ function packedVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" },
     let words: string[];
     if (whole) {
       const vector = names.name({}, "words");
-      lines.push(`let ${vector}: vec4<u32> = ${whole};`);
+      lines.push(`let ${vector}: vec4<u32> = ${zeroUnless(stmt, "vec4<u32>()", whole, printer)};`);
       words = [0, 1, 2, 3].map((i) => `${vector}.${"xyzw"[i]}`);
     } else {
       words = places.map((place) => {
         const word = names.name({}, "word");
-        lines.push(`let ${word}: u32 = ${atomic ? `atomicLoad(&${place})` : place};`);
+        lines.push(`let ${word}: u32 = ${zeroUnless(stmt, "0u", atomic ? `atomicLoad(&${place})` : place, printer)};`);
         return word;
       });
     }
@@ -680,6 +691,11 @@ function packedVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" },
   });
   places.forEach((place, i) => lines.push(atomic ? `atomicStore(&${place}, ${words[i]});` : `${place} = ${words[i]};`));
   return lines;
+}
+
+/** A checked vector load's words: what was loaded, or zeros where its check failed (VectorLoadStmt.zeroUnless). */
+function zeroUnless(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }, zero: string, loaded: string, printer: ExprPrinter): string {
+  return stmt.kind === "vectorLoad" && stmt.zeroUnless ? `select(${zero}, ${loaded}, ${printer.print(stmt.zeroUnless)})` : loaded;
 }
 
 /** A value read from an atomic array, as the element type (f32 arrays hold bits). */

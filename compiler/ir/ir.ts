@@ -476,6 +476,11 @@ export interface VectorLoadStmt extends StmtBase {
   readonly targets: readonly Variable[];
   readonly array: ArrayRef;
   readonly indices: readonly Expr[];
+  /**
+   * A checked build's (passes/checks.ts, targets whose loads stay inside the array): where false, the targets
+   * are 0. The load runs either way; the backend picks its words (one select per word), not each lane.
+   */
+  readonly zeroUnless?: Expr;
 }
 
 /** `store4(array, …indices, x, y, z, w)`: four consecutive elements from a multiple of 4 (one 16-byte store). */

@@ -119,7 +119,7 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
     case "block":
       return { ...stmt, body: s(stmt.body) };
     case "vectorLoad":
-      return { ...stmt, indices: stmt.indices.map(e) };
+      return { ...stmt, indices: stmt.indices.map(e), ...(stmt.zeroUnless ? { zeroUnless: e(stmt.zeroUnless) } : {}) };
     case "vectorStore":
       return { ...stmt, indices: stmt.indices.map(e), values: stmt.values.map(e) };
     case "asyncCopy":
@@ -259,7 +259,7 @@ export function exprsOf(stmt: Stmt): Expr[] {
     case "return":
       return stmt.value ? [stmt.value] : [];
     case "vectorLoad":
-      return [...stmt.indices];
+      return stmt.zeroUnless ? [...stmt.indices, stmt.zeroUnless] : [...stmt.indices];
     case "vectorStore":
       return [...stmt.indices, ...stmt.values];
     case "asyncCopy":

@@ -40,10 +40,16 @@ export interface CheckOptions {
   readonly divergence: boolean;
   /**
    * A load past an array's end is harmless (WGSL: robust buffer access, bounded workgroup and private
-   * accesses): a checked vector load runs whatever its check says and its values are chosen after, with no
+   * accesses): a checked vector load runs whatever its check says and its words are zeroed after, with no
    * branch around it.
    */
   readonly boundedLoads?: boolean;
+  /**
+   * A thread keeps only its first failed check, and recording one takes no branch (WGSL: backends/wgsl.ts,
+   * checkFunction): the checks of one access (its alignment, its range) are joined by `&`, both evaluated,
+   * where `&&` would put a branch between them.
+   */
+  readonly eagerConjunction?: boolean;
   /** The kernel's fixed block shape, where it has one: thread indices below it (passes/index-ranges.ts). */
   readonly block?: readonly [number, number, number];
 }
@@ -145,7 +151,8 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
     const holds = bin("eq", "bool", bin("and", "u32", asU32(start), u32(lanes - 1, at)), u32(0, at));
     return check(holds, { kind: "misaligned-vector-access", span: at, array: { name: array.name, space: array.space }, lanes, signed: [start.type === "i32", false] }, [asU32(start)]);
   };
-  const both = (...checks: (Expr | undefined)[]): Expr | undefined => checks.filter((c): c is Expr => c !== undefined).reduce<Expr | undefined>((a, b) => (a ? bin("logand", "bool", a, b) : b), undefined);
+  const conjunction: BinaryOp = options.eagerConjunction ? "and" : "logand";
+  const both = (...checks: (Expr | undefined)[]): Expr | undefined => checks.filter((c): c is Expr => c !== undefined).reduce<Expr | undefined>((a, b) => (a ? bin(conjunction, "bool", a, b) : b), undefined);
 
   const expr = (node: Expr): Expr => {
     switch (node.kind) {
@@ -209,18 +216,13 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
         const ok = both(alignmentCheck(s.array, s.indices, lanes, s.span), accessCheck(s.array, s.indices, "read of", s.span, lanes));
         if (!ok) return s;
         if (options.boundedLoads) {
-          // The check, the load into temporaries, then each target its temporary or 0.
+          // The check, then the load, whose words the backend zeroes where it failed (a select per word, not
+          // per lane: sixteen bytes are four words). The check has its own variable so that a load split into
+          // lanes (legalize.ts) evaluates it once.
           const inRange: Variable = { kind: "variable", name: "in_range", type: "bool", mutable: false, span: s.span };
-          const loaded = s.targets.map((target): Variable => ({ ...target, name: `${target.name}_loaded`, mutable: false }));
           return [
             { kind: "declare", variable: inRange, init: ok, span: s.span },
-            { ...s, targets: loaded },
-            ...s.targets.map((variable, i): Stmt => ({
-              kind: "declare",
-              variable,
-              init: { kind: "select", type: variable.type, condition: read(inRange, s.span), whenTrue: read(loaded[i]!, s.span), whenFalse: zeroOf(variable.type, s.span), span: s.span },
-              span: s.span,
-            })),
+            { ...s, zeroUnless: read(inRange, s.span) },
           ];
         }
         // The targets are declared after the check, from temporaries that stay 0 where it failed.

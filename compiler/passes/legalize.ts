@@ -50,6 +50,7 @@ import {
 import { loadType } from "../ir/vectors.ts";
 import { fragmentLayout, fragmentSlot, roundFragmentValue } from "../ir/matrix.ts";
 import { foldExpr } from "./fold.ts";
+import { zeroOf } from "./checks.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { wrapIntegers } from "./wrap-integers.ts";
 import { legalizeVectors, type VectorLegalizeOptions } from "./legalize-vectors.ts";
@@ -103,7 +104,12 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
   };
   const splitVectorAccess = (stmt: Stmt & { kind: "vectorLoad" | "vectorStore" }): Stmt[] =>
     stmt.kind === "vectorLoad"
-      ? stmt.targets.map((variable, lane): Stmt => ({ kind: "declare", variable, init: elementLoad(stmt.array, stmt.indices, lane, stmt.span, stmt.targets.length), span: stmt.span }))
+      ? stmt.targets.map((variable, lane): Stmt => {
+          const load = elementLoad(stmt.array, stmt.indices, lane, stmt.span, stmt.targets.length);
+          // A checked load's lanes, each 0 where its check failed (checks.ts).
+          const init: Expr = stmt.zeroUnless ? { kind: "select", type: load.type, condition: stmt.zeroUnless, whenTrue: load, whenFalse: zeroOf(load.type, stmt.span), span: stmt.span } : load;
+          return { kind: "declare", variable, init, span: stmt.span };
+        })
       : splitVectorStore(stmt);
   // The accesses split after the checks, as atomic element accesses where the array is atomic.
   const splitLate = (stmts: Stmt[]): Stmt[] => {

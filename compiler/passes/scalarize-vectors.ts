@@ -226,7 +226,7 @@ class Scalarizer {
       case "block":
         return [{ ...stmt, body: this.block(stmt.body) }];
       case "vectorLoad":
-        return [{ ...stmt, indices: stmt.indices.map((index) => this.scalar(index)) }];
+        return [{ ...stmt, indices: stmt.indices.map((index) => this.scalar(index)), ...(stmt.zeroUnless ? { zeroUnless: this.scalar(stmt.zeroUnless) } : {}) }];
       case "vectorStore":
         return [{ ...stmt, indices: stmt.indices.map((index) => this.scalar(index)), values: stmt.values.map((value) => this.scalar(value)) }];
       case "asyncCopy":
