@@ -29,6 +29,18 @@ static_assert(sizeof(StepParams) == 12 && alignof(StepParams) == 4, "StepParams 
 static_assert(__builtin_offsetof(StepParams, dt) == 0 && __builtin_offsetof(StepParams, softening2) == 4 && __builtin_offsetof(StepParams, n) == 8, "StepParams has the field offsets of WGSL's StepParams");
 #endif
 #endif
+#ifndef TSK_STRUCT_Balance_b0f5106f
+#define TSK_STRUCT_Balance_b0f5106f
+struct Balance {
+  alignas(4) int blocks;
+  alignas(4) int group;
+  alignas(4) int tile;
+};
+static_assert(sizeof(Balance) == 12 && alignof(Balance) == 4, "Balance has the size and alignment of WGSL's Balance");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Balance, blocks) == 0 && __builtin_offsetof(Balance, group) == 4 && __builtin_offsetof(Balance, tile) == 8, "Balance has the field offsets of WGSL's Balance");
+#endif
+#endif
 #ifndef TSK_STRUCT_Particle_3d00408d
 #define TSK_STRUCT_Particle_3d00408d
 struct Particle {
@@ -88,6 +100,24 @@ __device__ __forceinline__ Particle advance(Particle body, tsk_vec3f acc, float 
   const tsk_vec3f vel = body.vel + acc * tsk_make_vec3f(dt);
 #line 43 "examples/particles/src/nbody.kernel.ts"
   return Particle{body.pos + vel * tsk_make_vec3f(dt), body.mass, vel, tsk_length(vel)};
+}
+
+#line 166 "examples/particles/src/nbody.kernel.ts"
+__device__ __forceinline__ int rangeStart(int b, int q, int r, int blocks) {
+#line 167 "examples/particles/src/nbody.kernel.ts"
+  return (int)((unsigned int)b * (unsigned int)q + (unsigned int)((int)((unsigned int)b * (unsigned int)r) / blocks));
+}
+
+#line 280 "examples/particles/src/nbody.kernel.ts"
+__device__ __forceinline__ int blockOf(int unit, int q, int r, int blocks) {
+#line 281 "examples/particles/src/nbody.kernel.ts"
+  int b = unit / (int)((unsigned int)q + 1u);
+#line 282 "examples/particles/src/nbody.kernel.ts"
+  while ((int)((unsigned int)b + 1u) < blocks && rangeStart((int)((unsigned int)b + 1u), q, r, blocks) <= unit) {
+    b = (int)((unsigned int)b + 1u);
+  }
+#line 283 "examples/particles/src/nbody.kernel.ts"
+  return b;
 }
 
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false; block 64×1×1.
@@ -1895,4 +1925,678 @@ extern "C" __global__ void __launch_bounds__(504) step_BLOCK_504_BODIES_6_SPLIT_
       }
     }
   }
+}
+
+// Kernel pulls specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false; block 64×1×1.
+#line 170 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 185 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 187 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[1];
+#line 188 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 189 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 192 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 194 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 64u - 1u) / 64;
+#line 197 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 64u - 1u) / 64) * (unsigned int)tiles);
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 201 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 202 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 213 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 214 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 215 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 64u + (unsigned int)lane);
+#line 216 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 1; b++) {
+#line 217 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))].pos;
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 220 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 64u);
+#line 221 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 64u); start < last; start += 64) {
+      {
+#line 225 "examples/particles/src/nbody.kernel.ts"
+        const int j = (int)((unsigned int)start + (unsigned int)tid);
+#line 226 "examples/particles/src/nbody.kernel.ts"
+        if (j < n) {
+#line 227 "examples/particles/src/nbody.kernel.ts"
+          const Particle other = bodies[j];
+#line 228 "examples/particles/src/nbody.kernel.ts"
+          tile[tid] = tsk_make_vec4f(other.pos, other.mass);
+        } else {
+#line 230 "examples/particles/src/nbody.kernel.ts"
+          tile[tid] = tsk_make_vec4f(0.0f);
+        }
+      }
+#line 233 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 245 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 64; k++) {
+#line 246 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)(0u + (unsigned int)k)];
+#line 247 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 251 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 268 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 1; b_2++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_2 * 64u + (unsigned int)((int)blockIdx.x) * 64u)] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+      }
+    }
+#line 270 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 64, BODIES = 2, SPLIT = 2, AHEAD = true; block 64×1×1.
+#line 170 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 185 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 187 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[2];
+#line 188 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 189 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 192 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 193 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 194 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 64u - 1u) / 64;
+#line 197 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 64u - 1u) / 64) * (unsigned int)tiles);
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 201 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 202 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+  {
+#line 205 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)(unit % tiles) * 64u + (unsigned int)tid);
+#line 206 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 207 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 208 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(other.pos, other.mass);
+    }
+  }
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 213 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 214 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 215 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 64u + (unsigned int)lane);
+#line 216 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 2; b++) {
+#line 217 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))].pos;
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 220 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 64u);
+#line 221 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 64u); start < last; start += 64) {
+      {
+#line 223 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = ahead;
+      }
+#line 233 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+      {
+#line 237 "examples/particles/src/nbody.kernel.ts"
+        const int following = (int)((unsigned int)start + 64u) < n ? (int)((unsigned int)start + 64u) : 0;
+#line 238 "examples/particles/src/nbody.kernel.ts"
+        const int j_1 = (int)((unsigned int)following + (unsigned int)tid);
+#line 239 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(0.0f);
+#line 240 "examples/particles/src/nbody.kernel.ts"
+        if (j_1 < n) {
+#line 241 "examples/particles/src/nbody.kernel.ts"
+          const Particle other_1 = bodies[j_1];
+#line 242 "examples/particles/src/nbody.kernel.ts"
+          ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+        }
+      }
+#line 245 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 32; k++) {
+#line 246 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 247 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 251 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 254 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 255 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 256 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        if (slice == 0) {
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+          for (int s = 1; s < 2; s++) {
+            acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
+          }
+        }
+#line 260 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+      }
+    }
+#line 267 "examples/particles/src/nbody.kernel.ts"
+    if (slice == 0) {
+#line 268 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 2; b_3++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_3 * 32u + (unsigned int)((int)blockIdx.x) * 64u)] = tsk_make_vec4f(acc[b_3].v, 0.0f);
+      }
+    }
+#line 270 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 512, BODIES = 8, SPLIT = 8, AHEAD = true; block 512×1×1.
+#line 170 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(512) pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 185 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[512];
+#line 187 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[8];
+#line 188 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 189 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 192 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 193 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 194 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 512u - 1u) / 512;
+#line 197 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 512u - 1u) / 512) * (unsigned int)tiles);
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 201 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 202 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+  {
+#line 205 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)(unit % tiles) * 512u + (unsigned int)tid);
+#line 206 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 207 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 208 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(other.pos, other.mass);
+    }
+  }
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 213 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 214 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 215 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 512u + (unsigned int)lane);
+#line 216 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+#line 217 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))].pos;
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 220 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 512u);
+#line 221 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 512u); start < last; start += 512) {
+      {
+#line 223 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = ahead;
+      }
+#line 233 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+      {
+#line 237 "examples/particles/src/nbody.kernel.ts"
+        const int following = (int)((unsigned int)start + 512u) < n ? (int)((unsigned int)start + 512u) : 0;
+#line 238 "examples/particles/src/nbody.kernel.ts"
+        const int j_1 = (int)((unsigned int)following + (unsigned int)tid);
+#line 239 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(0.0f);
+#line 240 "examples/particles/src/nbody.kernel.ts"
+        if (j_1 < n) {
+#line 241 "examples/particles/src/nbody.kernel.ts"
+          const Particle other_1 = bodies[j_1];
+#line 242 "examples/particles/src/nbody.kernel.ts"
+          ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+        }
+      }
+#line 245 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 64; k++) {
+#line 246 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 247 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 251 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 254 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 8; b_2++) {
+#line 255 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 256 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        if (slice == 0) {
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+          for (int s = 1; s < 8; s++) {
+            acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
+          }
+        }
+#line 260 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+      }
+    }
+#line 267 "examples/particles/src/nbody.kernel.ts"
+    if (slice == 0) {
+#line 268 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 8; b_3++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_3 * 64u + (unsigned int)((int)blockIdx.x) * 512u)] = tsk_make_vec4f(acc[b_3].v, 0.0f);
+      }
+    }
+#line 270 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 256, BODIES = 8, SPLIT = 8, AHEAD = true; block 256×1×1.
+#line 170 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(256) pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 185 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[256];
+#line 187 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[8];
+#line 188 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 189 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 192 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 193 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 194 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 256u - 1u) / 256;
+#line 197 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 256u - 1u) / 256) * (unsigned int)tiles);
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 201 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 202 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+  {
+#line 205 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)(unit % tiles) * 256u + (unsigned int)tid);
+#line 206 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 207 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 208 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(other.pos, other.mass);
+    }
+  }
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 213 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 214 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 215 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 256u + (unsigned int)lane);
+#line 216 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+#line 217 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))].pos;
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 220 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 256u);
+#line 221 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 256u); start < last; start += 256) {
+      {
+#line 223 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = ahead;
+      }
+#line 233 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+      {
+#line 237 "examples/particles/src/nbody.kernel.ts"
+        const int following = (int)((unsigned int)start + 256u) < n ? (int)((unsigned int)start + 256u) : 0;
+#line 238 "examples/particles/src/nbody.kernel.ts"
+        const int j_1 = (int)((unsigned int)following + (unsigned int)tid);
+#line 239 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(0.0f);
+#line 240 "examples/particles/src/nbody.kernel.ts"
+        if (j_1 < n) {
+#line 241 "examples/particles/src/nbody.kernel.ts"
+          const Particle other_1 = bodies[j_1];
+#line 242 "examples/particles/src/nbody.kernel.ts"
+          ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+        }
+      }
+#line 245 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 32; k++) {
+#line 246 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 247 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 251 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 254 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 8; b_2++) {
+#line 255 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 256 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        if (slice == 0) {
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+          for (int s = 1; s < 8; s++) {
+            acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
+          }
+        }
+#line 260 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+      }
+    }
+#line 267 "examples/particles/src/nbody.kernel.ts"
+    if (slice == 0) {
+#line 268 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 8; b_3++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_3 * 32u + (unsigned int)((int)blockIdx.x) * 256u)] = tsk_make_vec4f(acc[b_3].v, 0.0f);
+      }
+    }
+#line 270 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 448, BODIES = 8, SPLIT = 8, AHEAD = true; block 448×1×1.
+#line 170 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(448) pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 185 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[448];
+#line 187 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[8];
+#line 188 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 189 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 192 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 56;
+#line 193 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 56;
+#line 194 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 448u - 1u) / 448;
+#line 197 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 448u - 1u) / 448) * (unsigned int)tiles);
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 201 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 202 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+  {
+#line 205 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)(unit % tiles) * 448u + (unsigned int)tid);
+#line 206 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 207 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 208 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(other.pos, other.mass);
+    }
+  }
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 213 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 214 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 215 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 448u + (unsigned int)lane);
+#line 216 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+#line 217 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 56u), (int)((unsigned int)n - 1u))].pos;
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 220 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 448u);
+#line 221 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 448u); start < last; start += 448) {
+      {
+#line 223 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = ahead;
+      }
+#line 233 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+      {
+#line 237 "examples/particles/src/nbody.kernel.ts"
+        const int following = (int)((unsigned int)start + 448u) < n ? (int)((unsigned int)start + 448u) : 0;
+#line 238 "examples/particles/src/nbody.kernel.ts"
+        const int j_1 = (int)((unsigned int)following + (unsigned int)tid);
+#line 239 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(0.0f);
+#line 240 "examples/particles/src/nbody.kernel.ts"
+        if (j_1 < n) {
+#line 241 "examples/particles/src/nbody.kernel.ts"
+          const Particle other_1 = bodies[j_1];
+#line 242 "examples/particles/src/nbody.kernel.ts"
+          ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+        }
+      }
+#line 245 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 56; k++) {
+#line 246 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)((unsigned int)slice * 56u + (unsigned int)k)];
+#line 247 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 251 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 254 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 8; b_2++) {
+#line 255 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 256 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        if (slice == 0) {
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+          for (int s = 1; s < 8; s++) {
+            acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 56u + (unsigned int)lane)]);
+          }
+        }
+#line 260 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+      }
+    }
+#line 267 "examples/particles/src/nbody.kernel.ts"
+    if (slice == 0) {
+#line 268 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 8; b_3++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_3 * 56u + (unsigned int)((int)blockIdx.x) * 448u)] = tsk_make_vec4f(acc[b_3].v, 0.0f);
+      }
+    }
+#line 270 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel gather; block 256×1×1.
+#line 286 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(256) gather(Particle* next, const Particle* __restrict__ bodies, const tsk_vec4f* __restrict__ partials, StepParams params, Balance balance) {
+#line 287 "examples/particles/src/nbody.kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * 256u + (unsigned int)((int)threadIdx.x));
+#line 288 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 289 "examples/particles/src/nbody.kernel.ts"
+  if (i >= n) {
+    return;
+  }
+#line 290 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + (unsigned int)balance.tile - 1u) / balance.tile;
+#line 291 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + (unsigned int)balance.group - 1u) / balance.group) * (unsigned int)tiles);
+#line 292 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = balance.blocks;
+#line 293 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 294 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 295 "examples/particles/src/nbody.kernel.ts"
+  const int group = i / balance.group;
+#line 296 "examples/particles/src/nbody.kernel.ts"
+  const int after = (int)(((unsigned int)group + 1u) * (unsigned int)tiles);
+#line 299 "examples/particles/src/nbody.kernel.ts"
+  int b = blockOf((int)((unsigned int)group * (unsigned int)tiles), q, r, blocks);
+#line 300 "examples/particles/src/nbody.kernel.ts"
+  int from = rangeStart(b, q, r, blocks);
+#line 301 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f acc = tsk_make_vec3f(0.0f);
+#line 302 "examples/particles/src/nbody.kernel.ts"
+  while (b < blocks && from < after) {
+#line 303 "examples/particles/src/nbody.kernel.ts"
+    const int to = rangeStart((int)((unsigned int)b + 1u), q, r, blocks);
+#line 304 "examples/particles/src/nbody.kernel.ts"
+    if (to > from) {
+      acc = acc + tsk_xyz(partials[(int)((unsigned int)i + (unsigned int)b * (unsigned int)balance.group)]);
+    }
+#line 305 "examples/particles/src/nbody.kernel.ts"
+    from = to;
+#line 306 "examples/particles/src/nbody.kernel.ts"
+    b = (int)((unsigned int)b + 1u);
+  }
+#line 308 "examples/particles/src/nbody.kernel.ts"
+  next[i] = advance(bodies[i], acc, params.dt);
 }
