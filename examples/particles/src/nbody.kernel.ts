@@ -12,6 +12,17 @@
 // body, each summing the pulls of one slice of every tile (SPLIT times the warps; the partial sums are added
 // at the end), and AHEAD issues the load of a thread's entry of the next tile before computing with this one.
 // Launch grid with those: ceil(n · SPLIT / (BODIES · BLOCK)).
+//
+// The balanced step, `pulls` then `gather` (two launches a step), is for a GPU that `step`'s grid does not
+// divide evenly: at N = 65 536 the 512/8/8 build is 128 blocks of one per multiprocessor, and an H100 has 132.
+// A unit of work is one tile (BLOCK entries) of one group (the BODIES · BLOCK / SPLIT bodies a `step` block
+// keeps); `pulls` is launched with exactly `blocks` blocks (the multiprocessors, or a multiple), and block b
+// computes the units ⌊b·U/blocks⌋ … ⌊(b+1)·U/blocks⌋ − 1 of the U in group-major order, with `step`'s inner
+// loop (AHEAD, SPLIT, BODIES). Where its range leaves a group, and at its end, it adds its slices and writes
+// that group's partial accelerations to `partials` (one slot per block and group it touched: no float atomics,
+// which WGSL lacks, so the sums are the same on every run). `gather` then adds, for each body, the partials of
+// the blocks that covered its group in block order, and takes the step into `next`. balance.ts computes the
+// launches and the scratch size ((groups + blocks − 1) · group vec4fs) and refuses shapes that overflow i32.
 import { add, blockIdx, gridDim, inverseSqrt, kernel, length, local, mul, shared, sub, syncThreads, threadIdx, vec3f, vec4f, type bool, type Const, type f32, type i32 } from "tskernel";
 
 /** One body: 32 bytes (pos at 0, mass packed into pos's last 4 bytes, vel at 16, speed at 28). */
