@@ -10,7 +10,12 @@
  * Built by bench/particles-prep.sh: `tskernel build` of those files (--target cuda,wgsl,js) into the folder
  * given as the first argument; this file bundled with esbuild. Run there: `node particles-gpu.mjs kernels
  * out.json [--n 65536]`. TSK_PARTICLES_STAND_IN=1 runs the CPU (two workers) in CUDA's place, to try the
- * script where there is no GPU (with a small --n).
+ * script where there is no GPU (with a small --n). TSK_PARTICLES_SECTIONS=cuda.nbody,webgpu.nbody runs only those
+ * sections (names as in the JSON); TSK_PARTICLES_BUILDS=<regular expression> only the N-body rows whose key
+ * matches (e.g. `512_BODIES_8|balanced`).
+ *
+ * The balanced rows (nbody.kernel.ts's `pulls` on exactly the multiprocessors' count of blocks, or two or three
+ * times it, then `gather`) are timed as one step of two launches, by the same flop convention and check.
  *
  * Flops: 20 per interaction (the convention of GPU Gems 3 ch. 31 and of most N-body figures), N² interactions
  * per step (a body's pull on itself is computed, and is zero). What "exact" means per case: CUDA without FMA
@@ -21,7 +26,8 @@
  */
 
 import fs from "node:fs";
-import { createCudaDevice, createWebGpuDevice, CpuDevice, loadKernelLibrary, packStructs, unpackStructs, type Device, type DeviceBuffer, type KernelArg, type LaunchOptions, type LayoutValue } from "../runtime/index.ts";
+import { createCudaDevice, createWebGpuDevice, CpuDevice, loadKernelLibrary, packStructs, unpackStructs, type Device, type DeviceBuffer, type KernelArg, type LaunchOptions, type LaunchStep, type LayoutValue } from "../runtime/index.ts";
+import { balancedLaunch } from "../examples/particles/src/balance.ts";
 import { makeScene } from "../examples/particles/src/scene.ts";
 
 const args = process.argv.slice(2);
@@ -36,8 +42,12 @@ let failures = 0;
 const log = (line: string) => console.log(line);
 const save = () => fs.writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
 
+/** TSK_PARTICLES_SECTIONS: a comma-separated list of the sections to run (default: all), e.g. `cuda.nbody`. */
+const sections = process.env.TSK_PARTICLES_SECTIONS?.split(",").map((name) => name.trim());
+
 /** Runs a section, keeping its result or its error in the JSON, and going on either way. */
 async function section(name: string, run: () => Promise<unknown>): Promise<void> {
+  if (sections && !sections.includes(name)) return;
   const started = Date.now();
   log(`== ${name}`);
   try {
@@ -91,6 +101,16 @@ function float64Velocity(pos: Float64Array, mass: Float64Array, vel: V3, i: numb
   return { vel: [vel[0] + ax * dt, vel[1] + ay * dt, vel[2] + az * dt], magnitude: magnitude * dt };
 }
 
+/**
+ * The multiprocessors `pulls` spreads its ranges over: the CUDA device's count (cuDeviceGetAttribute); through
+ * Dawn, which does not expose it, the count the CUDA section read on the same GPU, else 132 (an H100 SXM's).
+ */
+let multiprocessors: number | undefined;
+const multiprocessorsOf = (device: Device) => (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? multiprocessors ?? 132;
+
+/** TSK_PARTICLES_BUILDS: a regular expression; only the N-body rows whose key it matches run (default: all). */
+const buildFilter = process.env.TSK_PARTICLES_BUILDS ? new RegExp(process.env.TSK_PARTICLES_BUILDS) : undefined;
+
 async function nbody(device: Device, label: string): Promise<object> {
   const scene = makeScene(7, N);
   const particle = library.layout("Particle");
@@ -104,15 +124,14 @@ async function nbody(device: Device, label: string): Promise<object> {
   const sample = Array.from({ length: 256 }, () => Math.floor(random() * N));
   const reference = sample.map((i) => float64Velocity(pos, mass, startValues[i]!.vel, i, dt, softening2));
   const out: Record<string, unknown> = {};
-  for (const handle of library.kernels.filter((k) => k.description.name === "step")) {
-    const block = handle.description.specialization.BLOCK as number;
-    const perThread = handle.description.specialization.BODIES as number;
-    // SPLIT threads share a body (each sums the pulls of a slice of every tile); AHEAD loads the next tile early.
-    const split = (handle.description.specialization.SPLIT as number | undefined) ?? 1;
-    const ahead = handle.description.specialization.AHEAD === true;
-    const next = device.createBuffer(particle, new Uint8Array(N * particle.stride).fill(0xff));
-    const launch: LaunchOptions = { grid: [Math.ceil((N * split) / (perThread * block))], args: [next, bodies, scene.params] as KernelArg[] };
-    await device.launch(handle, launch);
+  const interactions = N * N;
+
+  /**
+   * Runs one step (`launches`, writing `next`) once and checks it against float64, then times it: as one step
+   * (warmup 5, 100 runs) and as ten steps back to back (20 runs), the clock the GPU holds under load.
+   */
+  async function measure(launches: LaunchStep[], next: DeviceBuffer): Promise<Record<string, unknown>> {
+    for (const { kernel, options } of launches) await device.launch(kernel, options);
     const got = unpackStructs(particle, (await device.read(next)) as Uint8Array) as unknown as { vel: V3 }[];
     // |Δv| against dt · Σ|pull|: a sum of N f32 terms in order is within N·2⁻²⁴ of it (the bound; √N·2⁻²⁴ is
     // typical), plus inverseSqrt's 2 ULP per term and the rounding of v + a·dt (2⁻²⁴ of |v|).
@@ -124,18 +143,14 @@ async function nbody(device: Device, label: string): Promise<object> {
     }
     const checkOk = worst < N * 2 ** -24;
     if (!checkOk) failures++;
-    const interactions = N * N;
-    const single = await device.time(handle, launch, { warmup: standIn ? 1 : 5, runs: standIn ? 2 : 100 });
+    const single = launches.length === 1
+      ? await device.time(launches[0]!.kernel, launches[0]!.options, { warmup: standIn ? 1 : 5, runs: standIn ? 2 : 100 })
+      : await device.timeSequence(launches, { warmup: standIn ? 1 : 5, runs: standIn ? 2 : 100 });
     const windowStart = new Date().toISOString();
-    // Ten steps back to back per run, as the simulation launches them: the clock the GPU holds under load.
-    const sequence = await device.timeSequence(Array.from({ length: 10 }, () => ({ kernel: handle, options: launch })), { warmup: 1, runs: standIn ? 1 : 20 });
+    const sequence = await device.timeSequence(Array.from({ length: 10 }, () => launches).flat(), { warmup: 1, runs: standIn ? 1 : 20 });
     const windowEnd = new Date().toISOString();
     const perStep = sequence.medianMs / 10;
-    const row = {
-      block,
-      bodiesPerThread: perThread,
-      split,
-      ahead,
+    return {
       errorOfStepRelativeToPulls: worst,
       bound: N * 2 ** -24,
       checkOk,
@@ -148,9 +163,62 @@ async function nbody(device: Device, label: string): Promise<object> {
       sequenceWindow: [windowStart, windowEnd],
       method: [single.method, sequence.method],
     };
-    log(`${label} step BLOCK=${block} BODIES=${perThread} SPLIT=${split} AHEAD=${ahead}: ${perStep.toFixed(3)} ms per step (single launch ${single.medianMs.toFixed(3)} ms), ${row.gflopsSequence.toFixed(0)} GFLOP/s at 20 flops per interaction; step error ${worst.toExponential(2)} ${checkOk ? "ok" : "FAIL"}`);
-    out[`BLOCK_${block}_BODIES_${perThread}_SPLIT_${split}_AHEAD_${ahead}`] = row;
+  }
+  const summary = (row: Record<string, unknown>) =>
+    `${(row.sequencePerStepMs as number).toFixed(3)} ms per step (single ${(row.singleMedianMs as number).toFixed(3)} ms), ${(row.gflopsSequence as number).toFixed(0)} GFLOP/s at 20 flops per interaction; step error ${(row.errorOfStepRelativeToPulls as number).toExponential(2)} ${row.checkOk ? "ok" : "FAIL"}`;
+
+  for (const handle of library.kernels.filter((k) => k.description.name === "step")) {
+    const block = handle.description.specialization.BLOCK as number;
+    const perThread = handle.description.specialization.BODIES as number;
+    // SPLIT threads share a body (each sums the pulls of a slice of every tile); AHEAD loads the next tile early.
+    const split = (handle.description.specialization.SPLIT as number | undefined) ?? 1;
+    const ahead = handle.description.specialization.AHEAD === true;
+    const key = `BLOCK_${block}_BODIES_${perThread}_SPLIT_${split}_AHEAD_${ahead}`;
+    if (buildFilter && !buildFilter.test(key)) continue;
+    const next = device.createBuffer(particle, new Uint8Array(N * particle.stride).fill(0xff));
+    const launch: LaunchOptions = { grid: [Math.ceil((N * split) / (perThread * block))], args: [next, bodies, scene.params] as KernelArg[] };
+    const row = { block, bodiesPerThread: perThread, split, ahead, ...(await measure([{ kernel: handle, options: launch }], next)) };
+    log(`${label} step BLOCK=${block} BODIES=${perThread} SPLIT=${split} AHEAD=${ahead}: ${summary(row)}`);
+    out[key] = row;
     device.free(next);
+  }
+
+  // The balanced step (pulls on exactly `blocks` blocks, then gather), timed as one step of two launches.
+  // blocks: the multiprocessors times 1, 2 or 3 blocks each where that many fit in 1024 threads (whether their
+  // registers fit too is the GPU's business: a block that waits is only late, never wrong). The 64-thread builds
+  // are for tests and small counts.
+  const gather = library.get("gather");
+  const sms = multiprocessorsOf(device);
+  for (const handle of library.kernels.filter((k) => k.description.name === "pulls")) {
+    const spec = handle.description.specialization as { BLOCK: number; BODIES: number; SPLIT: number; AHEAD: boolean };
+    if (spec.BLOCK < 256) continue;
+    for (let perSm = 1; perSm * spec.BLOCK <= 768; perSm++) {
+      const key = `balanced_BLOCK_${spec.BLOCK}_BODIES_${spec.BODIES}_SPLIT_${spec.SPLIT}_AHEAD_${spec.AHEAD}_blocks_${sms * perSm}`;
+      if (buildFilter && !buildFilter.test(key)) continue;
+      const shape = balancedLaunch(N, spec, sms * perSm);
+      const next = device.createBuffer(particle, new Uint8Array(N * particle.stride).fill(0xff));
+      const partials = device.createBuffer(library.layout("vec4f"), new Uint8Array(shape.partials * 16).fill(0xff));
+      const pullsLaunch: LaunchOptions = { grid: shape.pullsGrid, args: [partials, bodies, scene.params] as KernelArg[] };
+      const gatherLaunch: LaunchOptions = { grid: shape.gatherGrid, args: [next, bodies, partials, scene.params, shape.balance] as KernelArg[] };
+      const row: Record<string, unknown> = {
+        block: spec.BLOCK,
+        bodiesPerThread: spec.BODIES,
+        split: spec.SPLIT,
+        ahead: spec.AHEAD,
+        blocks: sms * perSm,
+        multiprocessors: sms,
+        units: shape.units,
+        unitsPerBlock: shape.unitsPerBlock,
+        ...(await measure([{ kernel: handle, options: pullsLaunch }, { kernel: gather, options: gatherLaunch }], next)),
+      };
+      // gather alone: what the second launch costs of the step.
+      const gatherTime = await device.time(gather, gatherLaunch, { warmup: standIn ? 1 : 5, runs: standIn ? 2 : 100 });
+      row.gatherMedianMs = gatherTime.medianMs;
+      log(`${label} balanced BLOCK=${spec.BLOCK} BODIES=${spec.BODIES} SPLIT=${spec.SPLIT} AHEAD=${spec.AHEAD} on ${sms * perSm} blocks (${shape.unitsPerBlock} of ${shape.units} units each at most): ${summary(row)}; gather alone ${gatherTime.medianMs.toFixed(4)} ms`);
+      out[key] = row;
+      device.free(next);
+      device.free(partials);
+    }
   }
   device.free(bodies);
   return out;
@@ -441,7 +509,11 @@ await section("cuda.vectorPaths.fmadOn", async () => {
   // Not judged where FMA contraction may change the last bit; the tolerant comparisons still are.
   return { device: cuda.name, judged: false, cases: await compareWithCpu(cuda, "CUDA --fmad=true", false, () => undefined) };
 });
-await section("cuda.nbody", async () => ({ device: cuda?.name, ...(cuda ? await nbody(cuda, "CUDA") : { error: "no CUDA device" }) }));
+await section("cuda.nbody", async () => {
+  cuda ??= gpuDevice(true);
+  multiprocessors = (cuda as Device & { readonly multiprocessors?: number }).multiprocessors;
+  return { device: cuda.name, multiprocessors, ...(await nbody(cuda, "CUDA")) };
+});
 cuda?.dispose();
 
 let webgpu: Device | undefined;
@@ -451,7 +523,10 @@ await section("webgpu.vectorPaths", async () => {
   // WGSL's own functions and contraction may differ in the last bits: every float output within a tolerance.
   return { device: webgpu.name, cases: await compareWithCpu(webgpu, "WebGPU", false, (c) => (c.kernels.includes("shadeHalf") && !hasF16 ? "no shader-f16 on this adapter" : undefined)) };
 });
-await section("webgpu.nbody", async () => ({ device: webgpu?.name, ...(webgpu ? await nbody(webgpu, "WebGPU") : {}) }));
+await section("webgpu.nbody", async () => {
+  webgpu ??= await createWebGpuDevice();
+  return { device: webgpu.name, multiprocessors: multiprocessorsOf(webgpu), ...(await nbody(webgpu, "WebGPU")) };
+});
 webgpu?.dispose();
 await section("webgpu.nbody.disable_robustness", async () => {
   const device = await createWebGpuDevice({ dawnOptions: ["enable-dawn-features=disable_robustness"] });

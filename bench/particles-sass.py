@@ -4,8 +4,9 @@ Usage: python3 bench/particles-sass.py nbody.sass [ptxas.txt]
   (nbody.sass from `cuobjdump -sass` of the cubin of examples/particles/src/nbody.kernel.ts, ptxas.txt from
   `nvcc -Xptxas -v` of the same file: adds the registers).
 
-For each `step_*` function: the loop that holds the barriers (the backward branch whose body contains a
-BAR.SYNC) is one tile; its instructions (NOPs excluded) divided by the interactions a thread computes per tile
+For each `step_*` and `pulls_*` function: the tile loop (the innermost loop that holds the barriers and the
+interactions: of the backward branches whose body contains a BAR.SYNC, the shortest among those with the most
+MUFU.RSQ; `pulls` has an outer loop over groups around it) is one tile; its instructions (NOPs excluded) divided by the interactions a thread computes per tile
 (BLOCK / SPLIT tile entries times BODIES bodies, from the function's name) is the figure per interaction,
 tile loads, barriers and loop control included. Also the same for the span between the two barriers (the
 interactions alone), and the instructions of the tile loop by kind.
@@ -50,7 +51,7 @@ def opcode(text):
 
 
 for name, code in sorted(functions.items()):
-    if not name.startswith("step"):
+    if not name.startswith(("step", "pulls")):
         continue
     constants = dict((k, int(v)) for k, v in re.findall(r"([A-Z]+)_(\d+)", name))
     per_tile = constants["BLOCK"] // constants.get("SPLIT", 1) * constants["BODIES"]
@@ -59,8 +60,10 @@ for name, code in sorted(functions.items()):
         m = re.search(r"BRA (0x[0-9a-f]+)", text)
         if m and int(m.group(1), 16) < address:
             body = [(a, t) for a, t in code if int(m.group(1), 16) <= a <= address]
-            if any("BAR.SYNC" in t for _, t in body) and (loop is None or len(body) > len(loop)):
-                loop = body
+            if any("BAR.SYNC" in t for _, t in body):
+                rank = (sum("MUFU.RSQ" in t for _, t in body), -len(body))
+                if loop is None or rank > best:
+                    loop, best = body, rank
     if loop is None:
         print(f"{name}: no tile loop found")
         continue

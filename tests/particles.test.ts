@@ -31,6 +31,7 @@ import ts from "typescript";
 import { build } from "vite";
 import { afterAll, describe, expect, it } from "vitest";
 import { compileKernelLibrary, CpuDevice, unpackStructs } from "../runtime/index.ts";
+import { balancedLaunch } from "../examples/particles/src/balance.ts";
 import { makeScene, type Body, type Scene } from "../examples/particles/src/scene.ts";
 import { repoRoot } from "./golden-cases.ts";
 import { chromiumArgs, chromiumPath, serve } from "./tools/browser.ts";
@@ -200,6 +201,74 @@ describe("the N-body kernel's builds on the CPU backend", () => {
       expect(vsDefault.vel, name).toBeLessThanOrEqual(moved.vel * 1e-4);
       if ((builds[i]!.description.specialization.SPLIT as number) === 1) expect(vsDefault, name).toEqual({ pos: 0, vel: 0, speed: 0, mass: 0 });
     }
+  });
+});
+
+describe("the balanced N-body step (pulls, then gather) on the CPU backend", () => {
+  // Every build of `pulls` on 300 bodies with several block counts: 1 (one range over every group), 2 and 7
+  // (ranges that span several groups and start and end inside them), 40 (groups split over many blocks, and
+  // blocks with empty ranges where there are fewer units than blocks) and 3 (uneven); and on 1 and 65 bodies.
+  // Two steps from a fresh seed, against float64 (the bounds above) and against `step`'s default build (the
+  // sums are in another order: tiles split between blocks, added block by block), within 10⁻⁴ of the change.
+  it("agrees with float64 and with step for any block count, ranges across groups and groups across blocks", async () => {
+    const steps = 2;
+    const library = compileKernelLibrary([path.join(appRoot, "src", "nbody.kernel.ts")], ["js"]);
+    const particle = library.layout("Particle");
+    const vec4 = library.layout("vec4f");
+    const builds = library.kernels.filter((k) => k.description.name === "pulls");
+    expect(builds.length).toBeGreaterThanOrEqual(3);
+    const gather = library.get("gather");
+    const step = library.get("step");
+    const seed = Math.floor(Math.random() * 2 ** 31);
+    // 300 bodies: partial tiles and groups; 1 and 65: a single unit, and one body past a tile of 64.
+    for (const [n, blockCounts] of [[300, [1, 2, 3, 7, 40]], [1, [1, 3]], [65, [1, 3, 40]]] as const) {
+      const scene = makeScene(seed + n, n, 64, 64);
+      const reference = float64Steps(f32Scene(scene), steps);
+      const run = async (launch: (cpu: CpuDevice, next: ReturnType<CpuDevice["createBuffer"]>, bodies: ReturnType<CpuDevice["createBuffer"]>) => Promise<void>) => {
+        const cpu = new CpuDevice();
+        let bodies = cpu.createBuffer(particle, scene.bodies);
+        let next = cpu.createBuffer(particle, new Uint8Array(n * particle.stride).fill(0xff));
+        for (let s = 0; s < steps; s++) {
+          await launch(cpu, next, bodies);
+          [bodies, next] = [next, bodies];
+        }
+        const state = stateOf((await cpu.read(bodies)) as Uint8Array, particle);
+        cpu.dispose();
+        return state;
+      };
+      const stepState = await run((cpu, next, bodies) => cpu.launch(step, { grid: [Math.ceil(n / 64)], args: [next, bodies, scene.params] }));
+      const moved = difference(reference, f32Scene(scene));
+      if (n > 1) expect(moved.vel).toBeGreaterThan(1e-3);
+      for (const build of builds) {
+        const spec = build.description.specialization as { BLOCK: number; BODIES: number; SPLIT: number };
+        for (const blocks of blockCounts) {
+          const shape = balancedLaunch(n, spec, blocks);
+          const name = `${JSON.stringify(spec)}, n ${n} on ${blocks} blocks (${shape.units} units), seed ${seed + n}`;
+          const state = await run(async (cpu, next, bodies) => {
+            // Poisoned: a slot gather reads that pulls did not write is NaN.
+            const partials = cpu.createBuffer(vec4, new Uint8Array(shape.partials * 16).fill(0xff));
+            await cpu.launch(build, { grid: shape.pullsGrid, args: [partials, bodies, scene.params] });
+            await cpu.launch(gather, { grid: shape.gatherGrid, args: [next, bodies, partials, scene.params, shape.balance] });
+          });
+          const vsReference = difference(state, reference);
+          expect(vsReference.mass, name).toBe(0);
+          expect(vsReference.pos, name).toBeLessThan(1e-5);
+          expect(vsReference.vel, name).toBeLessThan(2e-4);
+          expect(difference(state, stepState).vel, name).toBeLessThanOrEqual(moved.vel * 1e-4);
+        }
+      }
+    }
+    // The cases the comment promises happen: a range over three groups (64/1 on 2 blocks: 12 or 13 units of
+    // groups of 5 tiles), a group over five blocks and empty ranges (64/1 on 40 blocks: 25 units).
+    expect(balancedLaunch(300, { BLOCK: 64, BODIES: 1 }, 2).units).toBe(25);
+    expect(balancedLaunch(300, { BLOCK: 64, BODIES: 1 }, 40).units).toBe(25);
+  });
+
+  it("refuses shapes whose index arithmetic would leave i32", () => {
+    expect(() => balancedLaunch(2 ** 22, { BLOCK: 64, BODIES: 1 }, 132)).toThrow(/4294967296 units/);
+    expect(() => balancedLaunch(1000, { BLOCK: 64, BODIES: 1 }, 50000)).toThrow(/50000 blocks/);
+    expect(() => balancedLaunch(0, { BLOCK: 64, BODIES: 1 }, 1)).toThrow(/positive integer/);
+    expect(balancedLaunch(65536, { BLOCK: 512, BODIES: 8, SPLIT: 8 }, 132)).toMatchObject({ units: 16384, unitsPerBlock: 125, partials: (128 + 131) * 512 });
   });
 });
 

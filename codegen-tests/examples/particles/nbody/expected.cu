@@ -29,6 +29,18 @@ static_assert(sizeof(StepParams) == 12 && alignof(StepParams) == 4, "StepParams 
 static_assert(__builtin_offsetof(StepParams, dt) == 0 && __builtin_offsetof(StepParams, softening2) == 4 && __builtin_offsetof(StepParams, n) == 8, "StepParams has the field offsets of WGSL's StepParams");
 #endif
 #endif
+#ifndef TSK_STRUCT_Balance_b0f5106f
+#define TSK_STRUCT_Balance_b0f5106f
+struct Balance {
+  alignas(4) int blocks;
+  alignas(4) int group;
+  alignas(4) int tile;
+};
+static_assert(sizeof(Balance) == 12 && alignof(Balance) == 4, "Balance has the size and alignment of WGSL's Balance");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Balance, blocks) == 0 && __builtin_offsetof(Balance, group) == 4 && __builtin_offsetof(Balance, tile) == 8, "Balance has the field offsets of WGSL's Balance");
+#endif
+#endif
 #ifndef TSK_STRUCT_Particle_3d00408d
 #define TSK_STRUCT_Particle_3d00408d
 struct Particle {
@@ -70,91 +82,109 @@ __device__ __forceinline__ float tsk_length(tsk_vec3f a) {
   return sqrtf(lane * lane + lane_1 * lane_1 + lane_2 * lane_2);
 }
 
-#line 34 "examples/particles/src/nbody.kernel.ts"
+#line 45 "examples/particles/src/nbody.kernel.ts"
 __device__ __forceinline__ tsk_vec3f pull(tsk_vec3f acc, tsk_vec3f p, tsk_vec4f q, float softening2) {
-#line 35 "examples/particles/src/nbody.kernel.ts"
+#line 46 "examples/particles/src/nbody.kernel.ts"
   const tsk_vec3f d = tsk_xyz(q) - p;
-#line 36 "examples/particles/src/nbody.kernel.ts"
+#line 47 "examples/particles/src/nbody.kernel.ts"
   const float r2 = softening2 + d.x * d.x + d.y * d.y + d.z * d.z;
-#line 37 "examples/particles/src/nbody.kernel.ts"
+#line 48 "examples/particles/src/nbody.kernel.ts"
   const float inv = tsk_rsqrtf(r2);
-#line 38 "examples/particles/src/nbody.kernel.ts"
+#line 49 "examples/particles/src/nbody.kernel.ts"
   return acc + d * tsk_make_vec3f(q.w * inv * inv * inv);
 }
 
-#line 41 "examples/particles/src/nbody.kernel.ts"
+#line 52 "examples/particles/src/nbody.kernel.ts"
 __device__ __forceinline__ Particle advance(Particle body, tsk_vec3f acc, float dt) {
-#line 42 "examples/particles/src/nbody.kernel.ts"
+#line 53 "examples/particles/src/nbody.kernel.ts"
   const tsk_vec3f vel = body.vel + acc * tsk_make_vec3f(dt);
-#line 43 "examples/particles/src/nbody.kernel.ts"
+#line 54 "examples/particles/src/nbody.kernel.ts"
   return Particle{body.pos + vel * tsk_make_vec3f(dt), body.mass, vel, tsk_length(vel)};
 }
 
+#line 177 "examples/particles/src/nbody.kernel.ts"
+__device__ __forceinline__ int rangeStart(int b, int q, int r, int blocks) {
+#line 178 "examples/particles/src/nbody.kernel.ts"
+  return (int)((unsigned int)b * (unsigned int)q + (unsigned int)((int)((unsigned int)b * (unsigned int)r) / blocks));
+}
+
+#line 291 "examples/particles/src/nbody.kernel.ts"
+__device__ __forceinline__ int blockOf(int unit, int q, int r, int blocks) {
+#line 292 "examples/particles/src/nbody.kernel.ts"
+  int b = unit / (int)((unsigned int)q + 1u);
+#line 293 "examples/particles/src/nbody.kernel.ts"
+  while ((int)((unsigned int)b + 1u) < blocks && rangeStart((int)((unsigned int)b + 1u), q, r, blocks) <= unit) {
+    b = (int)((unsigned int)b + 1u);
+  }
+#line 294 "examples/particles/src/nbody.kernel.ts"
+  return b;
+}
+
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false; block 64×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[64];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 104 "examples/particles/src/nbody.kernel.ts"
+#line 115 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 105 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 106 "examples/particles/src/nbody.kernel.ts"
+#line 117 "examples/particles/src/nbody.kernel.ts"
         const Particle other = bodies[j];
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 118 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 109 "examples/particles/src/nbody.kernel.ts"
+#line 120 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -163,70 +193,70 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_
 }
 
 // Kernel step specialized for BLOCK = 64, BODIES = 2, SPLIT = 1, AHEAD = false; block 64×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[64];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 104 "examples/particles/src/nbody.kernel.ts"
+#line 115 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 105 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 106 "examples/particles/src/nbody.kernel.ts"
+#line 117 "examples/particles/src/nbody.kernel.ts"
         const Particle other = bodies[j];
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 118 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 109 "examples/particles/src/nbody.kernel.ts"
+#line 120 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -235,70 +265,70 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_2_SPLIT_1_
 }
 
 // Kernel step specialized for BLOCK = 32, BODIES = 2, SPLIT = 1, AHEAD = false; block 32×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[32];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 32) {
     {
-#line 104 "examples/particles/src/nbody.kernel.ts"
+#line 115 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 105 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 106 "examples/particles/src/nbody.kernel.ts"
+#line 117 "examples/particles/src/nbody.kernel.ts"
         const Particle other = bodies[j];
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 118 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 109 "examples/particles/src/nbody.kernel.ts"
+#line 120 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 32; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 32u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -307,70 +337,70 @@ extern "C" __global__ void __launch_bounds__(32) step_BLOCK_32_BODIES_2_SPLIT_1_
 }
 
 // Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 1, AHEAD = false; block 128×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[128];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 128u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 128u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 128u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 104 "examples/particles/src/nbody.kernel.ts"
+#line 115 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 105 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 106 "examples/particles/src/nbody.kernel.ts"
+#line 117 "examples/particles/src/nbody.kernel.ts"
         const Particle other = bodies[j];
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 118 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 109 "examples/particles/src/nbody.kernel.ts"
+#line 120 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 128; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 128u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 128u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -379,70 +409,70 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 64, BODIES = 4, SPLIT = 1, AHEAD = false; block 64×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4_SPLIT_1_AHEAD_false(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[64];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 104 "examples/particles/src/nbody.kernel.ts"
+#line 115 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + (unsigned int)tid);
-#line 105 "examples/particles/src/nbody.kernel.ts"
+#line 116 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 106 "examples/particles/src/nbody.kernel.ts"
+#line 117 "examples/particles/src/nbody.kernel.ts"
         const Particle other = bodies[j];
-#line 107 "examples/particles/src/nbody.kernel.ts"
+#line 118 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(other.pos, other.mass);
       } else {
-#line 109 "examples/particles/src/nbody.kernel.ts"
+#line 120 "examples/particles/src/nbody.kernel.ts"
         tile[tid] = tsk_make_vec4f(0.0f);
       }
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 4; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -451,80 +481,80 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_4_SPLIT_1_
 }
 
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = true; block 64×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[64];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 64u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)(0u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_2 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_2 * 64u)] = advance(mine[b_2], acc[b_2].v, params.dt);
       }
@@ -533,103 +563,103 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_1_
 }
 
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 2, AHEAD = true; block 64×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[64];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 32u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 32u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 64) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 64u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 32; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 2; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -638,103 +668,103 @@ extern "C" __global__ void __launch_bounds__(64) step_BLOCK_64_BODIES_1_SPLIT_2_
 }
 
 // Kernel step specialized for BLOCK = 128, BODIES = 1, SPLIT = 2, AHEAD = true; block 128×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[128];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 2; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -743,103 +773,103 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_1_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 256, BODIES = 1, SPLIT = 2, AHEAD = true; block 256×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_1_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[256];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[1];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[1];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 128;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 128;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 128u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[1];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 128;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 128;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 1u * 128u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 1; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 128u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 128; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 128u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 1; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 1; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 2; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 128u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 1; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 128u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 128u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -848,103 +878,103 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_1_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 2, AHEAD = true; block 128×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_2_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[128];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 2; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -953,103 +983,103 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 128, BODIES = 2, SPLIT = 4, AHEAD = true; block 128×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[128];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 32u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 32; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1058,103 +1088,103 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_2_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 256, BODIES = 2, SPLIT = 4, AHEAD = true; block 256×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_2_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[256];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[2];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[2];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[2];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 2u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 2; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1163,103 +1193,103 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_2_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 256, BODIES = 4, SPLIT = 4, AHEAD = true; block 256×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[256];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 4; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 4; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1268,103 +1298,103 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 128, BODIES = 4, SPLIT = 4, AHEAD = true; block 128×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_4_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[128];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 32u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 32u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 128) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 128u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 32; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 4; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 4; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1373,103 +1403,103 @@ extern "C" __global__ void __launch_bounds__(128) step_BLOCK_128_BODIES_4_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 256, BODIES = 8, SPLIT = 4, AHEAD = true; block 256×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_4_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[256];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[8];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[8];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[8];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 8; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 8; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 8; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 4; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 8; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1478,103 +1508,103 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 256, BODIES = 8, SPLIT = 8, AHEAD = true; block 256×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[256];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[8];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[8];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 32u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[8];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 32u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 8; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 32; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 8; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 8; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 8; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 8; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1583,103 +1613,103 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_8_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 256, BODIES = 4, SPLIT = 8, AHEAD = true; block 256×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_8_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[256];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[4];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[4];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 32;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 32;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 32u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[4];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[4];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 4u * 32u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 4; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 256) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 256u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 32; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 4; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 8; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 4; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 32u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 32u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1688,103 +1718,103 @@ extern "C" __global__ void __launch_bounds__(256) step_BLOCK_256_BODIES_4_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 512, BODIES = 8, SPLIT = 8, AHEAD = true; block 512×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(512) step_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[512];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[8];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[8];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 64;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 64;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 64u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[8];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 8u * 64u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 8; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 512) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 512u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 64; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 8; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 8; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 8; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 8; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 64u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 64u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
@@ -1793,106 +1823,780 @@ extern "C" __global__ void __launch_bounds__(512) step_BLOCK_512_BODIES_8_SPLIT_
 }
 
 // Kernel step specialized for BLOCK = 504, BODIES = 6, SPLIT = 6, AHEAD = true; block 504×1×1.
-#line 46 "examples/particles/src/nbody.kernel.ts"
+#line 57 "examples/particles/src/nbody.kernel.ts"
 extern "C" __global__ void __launch_bounds__(504) step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(Particle* next, const Particle* __restrict__ bodies, StepParams params) {
-#line 77 "examples/particles/src/nbody.kernel.ts"
+#line 88 "examples/particles/src/nbody.kernel.ts"
   __shared__ tsk_vec4f tile[504];
-#line 78 "examples/particles/src/nbody.kernel.ts"
-  Particle mine[6];
-#line 79 "examples/particles/src/nbody.kernel.ts"
-  tsk_vec3f_padded acc[6];
-#line 80 "examples/particles/src/nbody.kernel.ts"
-  const int tid = (int)threadIdx.x;
-#line 84 "examples/particles/src/nbody.kernel.ts"
-  const int lane = tid % 84;
-#line 85 "examples/particles/src/nbody.kernel.ts"
-  const int slice = tid / 84;
-#line 86 "examples/particles/src/nbody.kernel.ts"
-  const int first = (int)((unsigned int)((int)blockIdx.x) * 6u * 84u + (unsigned int)lane);
-#line 87 "examples/particles/src/nbody.kernel.ts"
-  const int n = params.n;
 #line 89 "examples/particles/src/nbody.kernel.ts"
+  Particle mine[6];
+#line 90 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[6];
+#line 91 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 95 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 84;
+#line 96 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 84;
+#line 97 "examples/particles/src/nbody.kernel.ts"
+  const int first = (int)((unsigned int)((int)blockIdx.x) * 6u * 84u + (unsigned int)lane);
+#line 98 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 100 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
   for (int b = 0; b < 6; b++) {
-#line 90 "examples/particles/src/nbody.kernel.ts"
+#line 101 "examples/particles/src/nbody.kernel.ts"
     mine[b] = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 84u), (int)((unsigned int)n - 1u))];
-#line 91 "examples/particles/src/nbody.kernel.ts"
+#line 102 "examples/particles/src/nbody.kernel.ts"
     acc[b].v = tsk_make_vec3f(0.0f);
   }
-#line 95 "examples/particles/src/nbody.kernel.ts"
+#line 106 "examples/particles/src/nbody.kernel.ts"
   tsk_vec4f ahead = tsk_make_vec4f(0.0f);
-#line 96 "examples/particles/src/nbody.kernel.ts"
+#line 107 "examples/particles/src/nbody.kernel.ts"
   if (tid < n) {
-#line 97 "examples/particles/src/nbody.kernel.ts"
+#line 108 "examples/particles/src/nbody.kernel.ts"
     const Particle other = bodies[tid];
-#line 98 "examples/particles/src/nbody.kernel.ts"
+#line 109 "examples/particles/src/nbody.kernel.ts"
     ahead = tsk_make_vec4f(other.pos, other.mass);
   }
-#line 100 "examples/particles/src/nbody.kernel.ts"
+#line 111 "examples/particles/src/nbody.kernel.ts"
   for (int start = 0; start < n; start += 504) {
     {
-#line 102 "examples/particles/src/nbody.kernel.ts"
+#line 113 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = ahead;
     }
-#line 112 "examples/particles/src/nbody.kernel.ts"
+#line 123 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
     {
-#line 114 "examples/particles/src/nbody.kernel.ts"
+#line 125 "examples/particles/src/nbody.kernel.ts"
       const int j = (int)((unsigned int)start + 504u + (unsigned int)tid);
-#line 115 "examples/particles/src/nbody.kernel.ts"
+#line 126 "examples/particles/src/nbody.kernel.ts"
       ahead = tsk_make_vec4f(0.0f);
-#line 116 "examples/particles/src/nbody.kernel.ts"
+#line 127 "examples/particles/src/nbody.kernel.ts"
       if (j < n) {
-#line 117 "examples/particles/src/nbody.kernel.ts"
+#line 128 "examples/particles/src/nbody.kernel.ts"
         const Particle other_1 = bodies[j];
-#line 118 "examples/particles/src/nbody.kernel.ts"
+#line 129 "examples/particles/src/nbody.kernel.ts"
         ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
       }
     }
-#line 121 "examples/particles/src/nbody.kernel.ts"
+#line 132 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int k = 0; k < 84; k++) {
-#line 122 "examples/particles/src/nbody.kernel.ts"
+#line 133 "examples/particles/src/nbody.kernel.ts"
       const tsk_vec4f q = tile[(int)((unsigned int)slice * 84u + (unsigned int)k)];
-#line 123 "examples/particles/src/nbody.kernel.ts"
+#line 134 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
       for (int b_1 = 0; b_1 < 6; b_1++) {
-#line 124 "examples/particles/src/nbody.kernel.ts"
+#line 135 "examples/particles/src/nbody.kernel.ts"
         acc[b_1].v = pull(acc[b_1].v, mine[b_1].pos, q, params.softening2);
       }
     }
-#line 127 "examples/particles/src/nbody.kernel.ts"
+#line 138 "examples/particles/src/nbody.kernel.ts"
     __syncthreads();
   }
   {
-#line 131 "examples/particles/src/nbody.kernel.ts"
+#line 142 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_2 = 0; b_2 < 6; b_2++) {
-#line 132 "examples/particles/src/nbody.kernel.ts"
+#line 143 "examples/particles/src/nbody.kernel.ts"
       tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
-#line 133 "examples/particles/src/nbody.kernel.ts"
+#line 144 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
-#line 134 "examples/particles/src/nbody.kernel.ts"
+#line 145 "examples/particles/src/nbody.kernel.ts"
       if (slice == 0) {
-#line 135 "examples/particles/src/nbody.kernel.ts"
+#line 146 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
         for (int s = 1; s < 6; s++) {
           acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 84u + (unsigned int)lane)]);
         }
       }
-#line 137 "examples/particles/src/nbody.kernel.ts"
+#line 148 "examples/particles/src/nbody.kernel.ts"
       __syncthreads();
     }
   }
-#line 140 "examples/particles/src/nbody.kernel.ts"
+#line 151 "examples/particles/src/nbody.kernel.ts"
   if (slice == 0) {
-#line 141 "examples/particles/src/nbody.kernel.ts"
+#line 152 "examples/particles/src/nbody.kernel.ts"
 #pragma unroll
     for (int b_3 = 0; b_3 < 6; b_3++) {
-#line 142 "examples/particles/src/nbody.kernel.ts"
+#line 153 "examples/particles/src/nbody.kernel.ts"
       if ((int)((unsigned int)first + (unsigned int)b_3 * 84u) < n) {
         next[(int)((unsigned int)first + (unsigned int)b_3 * 84u)] = advance(mine[b_3], acc[b_3].v, params.dt);
       }
     }
   }
+}
+
+// Kernel pulls specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false; block 64×1×1.
+#line 181 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[1];
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[1];
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid;
+#line 205 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 207 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 64u - 1u) / 64;
+#line 208 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 64u - 1u) / 64) * (unsigned int)tiles);
+#line 209 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 210 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 211 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 213 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 214 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+#line 223 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 224 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 225 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 226 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 64u + (unsigned int)lane);
+#line 227 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 1; b++) {
+#line 228 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))].pos;
+#line 229 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 231 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 64u);
+#line 232 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 64u); start < last; start += 64) {
+      {
+#line 236 "examples/particles/src/nbody.kernel.ts"
+        const int j = (int)((unsigned int)start + (unsigned int)tid);
+#line 237 "examples/particles/src/nbody.kernel.ts"
+        if (j < n) {
+#line 238 "examples/particles/src/nbody.kernel.ts"
+          const Particle other = bodies[j];
+#line 239 "examples/particles/src/nbody.kernel.ts"
+          tile[tid] = tsk_make_vec4f(other.pos, other.mass);
+        } else {
+#line 241 "examples/particles/src/nbody.kernel.ts"
+          tile[tid] = tsk_make_vec4f(0.0f);
+        }
+      }
+#line 244 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+#line 256 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 64; k++) {
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)(0u + (unsigned int)k)];
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 1; b_1++) {
+#line 259 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 262 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 279 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 1; b_2++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_2 * 64u + (unsigned int)((int)blockIdx.x) * 64u)] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+      }
+    }
+#line 281 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 64, BODIES = 2, SPLIT = 2, AHEAD = true; block 64×1×1.
+#line 181 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[64];
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[2];
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[2];
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 204 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 205 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 207 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 64u - 1u) / 64;
+#line 208 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 64u - 1u) / 64) * (unsigned int)tiles);
+#line 209 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 210 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 211 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 213 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 214 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+  {
+#line 216 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)(unit % tiles) * 64u + (unsigned int)tid);
+#line 217 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 219 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(other.pos, other.mass);
+    }
+  }
+#line 223 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 224 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 225 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 226 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 64u + (unsigned int)lane);
+#line 227 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 2; b++) {
+#line 228 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))].pos;
+#line 229 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 231 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 64u);
+#line 232 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 64u); start < last; start += 64) {
+      {
+#line 234 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = ahead;
+      }
+#line 244 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+      {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+        const int following = (int)((unsigned int)start + 64u) < n ? (int)((unsigned int)start + 64u) : 0;
+#line 249 "examples/particles/src/nbody.kernel.ts"
+        const int j_1 = (int)((unsigned int)following + (unsigned int)tid);
+#line 250 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(0.0f);
+#line 251 "examples/particles/src/nbody.kernel.ts"
+        if (j_1 < n) {
+#line 252 "examples/particles/src/nbody.kernel.ts"
+          const Particle other_1 = bodies[j_1];
+#line 253 "examples/particles/src/nbody.kernel.ts"
+          ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+        }
+      }
+#line 256 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 32; k++) {
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 259 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 262 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 265 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 266 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 267 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+#line 268 "examples/particles/src/nbody.kernel.ts"
+        if (slice == 0) {
+#line 269 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+          for (int s = 1; s < 2; s++) {
+            acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
+          }
+        }
+#line 271 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+      }
+    }
+#line 278 "examples/particles/src/nbody.kernel.ts"
+    if (slice == 0) {
+#line 279 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 2; b_3++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_3 * 32u + (unsigned int)((int)blockIdx.x) * 64u)] = tsk_make_vec4f(acc[b_3].v, 0.0f);
+      }
+    }
+#line 281 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 512, BODIES = 8, SPLIT = 8, AHEAD = true; block 512×1×1.
+#line 181 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(512) pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[512];
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[8];
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 64;
+#line 204 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 64;
+#line 205 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 207 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 512u - 1u) / 512;
+#line 208 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 512u - 1u) / 512) * (unsigned int)tiles);
+#line 209 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 210 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 211 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 213 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 214 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+  {
+#line 216 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)(unit % tiles) * 512u + (unsigned int)tid);
+#line 217 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 219 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(other.pos, other.mass);
+    }
+  }
+#line 223 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 224 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 225 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 226 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 512u + (unsigned int)lane);
+#line 227 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+#line 228 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 64u), (int)((unsigned int)n - 1u))].pos;
+#line 229 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 231 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 512u);
+#line 232 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 512u); start < last; start += 512) {
+      {
+#line 234 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = ahead;
+      }
+#line 244 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+      {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+        const int following = (int)((unsigned int)start + 512u) < n ? (int)((unsigned int)start + 512u) : 0;
+#line 249 "examples/particles/src/nbody.kernel.ts"
+        const int j_1 = (int)((unsigned int)following + (unsigned int)tid);
+#line 250 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(0.0f);
+#line 251 "examples/particles/src/nbody.kernel.ts"
+        if (j_1 < n) {
+#line 252 "examples/particles/src/nbody.kernel.ts"
+          const Particle other_1 = bodies[j_1];
+#line 253 "examples/particles/src/nbody.kernel.ts"
+          ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+        }
+      }
+#line 256 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 64; k++) {
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)((unsigned int)slice * 64u + (unsigned int)k)];
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 259 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 262 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 265 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 8; b_2++) {
+#line 266 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 267 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+#line 268 "examples/particles/src/nbody.kernel.ts"
+        if (slice == 0) {
+#line 269 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+          for (int s = 1; s < 8; s++) {
+            acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 64u + (unsigned int)lane)]);
+          }
+        }
+#line 271 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+      }
+    }
+#line 278 "examples/particles/src/nbody.kernel.ts"
+    if (slice == 0) {
+#line 279 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 8; b_3++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_3 * 64u + (unsigned int)((int)blockIdx.x) * 512u)] = tsk_make_vec4f(acc[b_3].v, 0.0f);
+      }
+    }
+#line 281 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 256, BODIES = 8, SPLIT = 8, AHEAD = true; block 256×1×1.
+#line 181 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(256) pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[256];
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[8];
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 32;
+#line 204 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 32;
+#line 205 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 207 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 256u - 1u) / 256;
+#line 208 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 256u - 1u) / 256) * (unsigned int)tiles);
+#line 209 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 210 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 211 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 213 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 214 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+  {
+#line 216 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)(unit % tiles) * 256u + (unsigned int)tid);
+#line 217 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 219 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(other.pos, other.mass);
+    }
+  }
+#line 223 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 224 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 225 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 226 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 256u + (unsigned int)lane);
+#line 227 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+#line 228 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 32u), (int)((unsigned int)n - 1u))].pos;
+#line 229 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 231 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 256u);
+#line 232 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 256u); start < last; start += 256) {
+      {
+#line 234 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = ahead;
+      }
+#line 244 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+      {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+        const int following = (int)((unsigned int)start + 256u) < n ? (int)((unsigned int)start + 256u) : 0;
+#line 249 "examples/particles/src/nbody.kernel.ts"
+        const int j_1 = (int)((unsigned int)following + (unsigned int)tid);
+#line 250 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(0.0f);
+#line 251 "examples/particles/src/nbody.kernel.ts"
+        if (j_1 < n) {
+#line 252 "examples/particles/src/nbody.kernel.ts"
+          const Particle other_1 = bodies[j_1];
+#line 253 "examples/particles/src/nbody.kernel.ts"
+          ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+        }
+      }
+#line 256 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 32; k++) {
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)((unsigned int)slice * 32u + (unsigned int)k)];
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 259 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 262 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 265 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 8; b_2++) {
+#line 266 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 267 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+#line 268 "examples/particles/src/nbody.kernel.ts"
+        if (slice == 0) {
+#line 269 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+          for (int s = 1; s < 8; s++) {
+            acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 32u + (unsigned int)lane)]);
+          }
+        }
+#line 271 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+      }
+    }
+#line 278 "examples/particles/src/nbody.kernel.ts"
+    if (slice == 0) {
+#line 279 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 8; b_3++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_3 * 32u + (unsigned int)((int)blockIdx.x) * 256u)] = tsk_make_vec4f(acc[b_3].v, 0.0f);
+      }
+    }
+#line 281 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 448, BODIES = 8, SPLIT = 8, AHEAD = true; block 448×1×1.
+#line 181 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(448) pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params) {
+#line 196 "examples/particles/src/nbody.kernel.ts"
+  __shared__ tsk_vec4f tile[448];
+#line 198 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded mine[8];
+#line 199 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f_padded acc[8];
+#line 200 "examples/particles/src/nbody.kernel.ts"
+  const int tid = (int)threadIdx.x;
+#line 203 "examples/particles/src/nbody.kernel.ts"
+  const int lane = tid % 56;
+#line 204 "examples/particles/src/nbody.kernel.ts"
+  const int slice = tid / 56;
+#line 205 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 207 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + 448u - 1u) / 448;
+#line 208 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + 448u - 1u) / 448) * (unsigned int)tiles);
+#line 209 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = (int)gridDim.x;
+#line 210 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 211 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 212 "examples/particles/src/nbody.kernel.ts"
+  const int end = rangeStart((int)((unsigned int)((int)blockIdx.x) + 1u), q, r, blocks);
+#line 213 "examples/particles/src/nbody.kernel.ts"
+  int unit = rangeStart((int)blockIdx.x, q, r, blocks);
+#line 214 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec4f ahead = tsk_make_vec4f(0.0f);
+  {
+#line 216 "examples/particles/src/nbody.kernel.ts"
+    const int j = (int)((unsigned int)(unit % tiles) * 448u + (unsigned int)tid);
+#line 217 "examples/particles/src/nbody.kernel.ts"
+    if (j < n) {
+#line 218 "examples/particles/src/nbody.kernel.ts"
+      const Particle other = bodies[j];
+#line 219 "examples/particles/src/nbody.kernel.ts"
+      ahead = tsk_make_vec4f(other.pos, other.mass);
+    }
+  }
+#line 223 "examples/particles/src/nbody.kernel.ts"
+  while (unit < end) {
+#line 224 "examples/particles/src/nbody.kernel.ts"
+    const int group = unit / tiles;
+#line 225 "examples/particles/src/nbody.kernel.ts"
+    const int stop = tsk_min(end, (int)(((unsigned int)group + 1u) * (unsigned int)tiles));
+#line 226 "examples/particles/src/nbody.kernel.ts"
+    const int first = (int)((unsigned int)group * 448u + (unsigned int)lane);
+#line 227 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+#line 228 "examples/particles/src/nbody.kernel.ts"
+      mine[b].v = bodies[tsk_min((int)((unsigned int)first + (unsigned int)b * 56u), (int)((unsigned int)n - 1u))].pos;
+#line 229 "examples/particles/src/nbody.kernel.ts"
+      acc[b].v = tsk_make_vec3f(0.0f);
+    }
+#line 231 "examples/particles/src/nbody.kernel.ts"
+    const int last = (int)(((unsigned int)stop - (unsigned int)group * (unsigned int)tiles) * 448u);
+#line 232 "examples/particles/src/nbody.kernel.ts"
+    for (int start = (int)(((unsigned int)unit - (unsigned int)group * (unsigned int)tiles) * 448u); start < last; start += 448) {
+      {
+#line 234 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = ahead;
+      }
+#line 244 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+      {
+#line 248 "examples/particles/src/nbody.kernel.ts"
+        const int following = (int)((unsigned int)start + 448u) < n ? (int)((unsigned int)start + 448u) : 0;
+#line 249 "examples/particles/src/nbody.kernel.ts"
+        const int j_1 = (int)((unsigned int)following + (unsigned int)tid);
+#line 250 "examples/particles/src/nbody.kernel.ts"
+        ahead = tsk_make_vec4f(0.0f);
+#line 251 "examples/particles/src/nbody.kernel.ts"
+        if (j_1 < n) {
+#line 252 "examples/particles/src/nbody.kernel.ts"
+          const Particle other_1 = bodies[j_1];
+#line 253 "examples/particles/src/nbody.kernel.ts"
+          ahead = tsk_make_vec4f(other_1.pos, other_1.mass);
+        }
+      }
+#line 256 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int k = 0; k < 56; k++) {
+#line 257 "examples/particles/src/nbody.kernel.ts"
+        const tsk_vec4f q4 = tile[(int)((unsigned int)slice * 56u + (unsigned int)k)];
+#line 258 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+        for (int b_1 = 0; b_1 < 8; b_1++) {
+#line 259 "examples/particles/src/nbody.kernel.ts"
+          acc[b_1].v = pull(acc[b_1].v, mine[b_1].v, q4, params.softening2);
+        }
+      }
+#line 262 "examples/particles/src/nbody.kernel.ts"
+      __syncthreads();
+    }
+    {
+#line 265 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_2 = 0; b_2 < 8; b_2++) {
+#line 266 "examples/particles/src/nbody.kernel.ts"
+        tile[tid] = tsk_make_vec4f(acc[b_2].v, 0.0f);
+#line 267 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+#line 268 "examples/particles/src/nbody.kernel.ts"
+        if (slice == 0) {
+#line 269 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+          for (int s = 1; s < 8; s++) {
+            acc[b_2].v = acc[b_2].v + tsk_xyz(tile[(int)((unsigned int)s * 56u + (unsigned int)lane)]);
+          }
+        }
+#line 271 "examples/particles/src/nbody.kernel.ts"
+        __syncthreads();
+      }
+    }
+#line 278 "examples/particles/src/nbody.kernel.ts"
+    if (slice == 0) {
+#line 279 "examples/particles/src/nbody.kernel.ts"
+#pragma unroll
+      for (int b_3 = 0; b_3 < 8; b_3++) {
+        partials[(int)((unsigned int)first + (unsigned int)b_3 * 56u + (unsigned int)((int)blockIdx.x) * 448u)] = tsk_make_vec4f(acc[b_3].v, 0.0f);
+      }
+    }
+#line 281 "examples/particles/src/nbody.kernel.ts"
+    unit = stop;
+  }
+}
+
+// Kernel gather; block 256×1×1.
+#line 297 "examples/particles/src/nbody.kernel.ts"
+extern "C" __global__ void __launch_bounds__(256) gather(Particle* next, const Particle* __restrict__ bodies, const tsk_vec4f* __restrict__ partials, StepParams params, Balance balance) {
+#line 298 "examples/particles/src/nbody.kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * 256u + (unsigned int)((int)threadIdx.x));
+#line 299 "examples/particles/src/nbody.kernel.ts"
+  const int n = params.n;
+#line 300 "examples/particles/src/nbody.kernel.ts"
+  if (i >= n) {
+    return;
+  }
+#line 301 "examples/particles/src/nbody.kernel.ts"
+  const int tiles = (int)((unsigned int)n + (unsigned int)balance.tile - 1u) / balance.tile;
+#line 302 "examples/particles/src/nbody.kernel.ts"
+  const int units = (int)((unsigned int)((int)((unsigned int)n + (unsigned int)balance.group - 1u) / balance.group) * (unsigned int)tiles);
+#line 303 "examples/particles/src/nbody.kernel.ts"
+  const int blocks = balance.blocks;
+#line 304 "examples/particles/src/nbody.kernel.ts"
+  const int q = units / blocks;
+#line 305 "examples/particles/src/nbody.kernel.ts"
+  const int r = (int)((unsigned int)units - (unsigned int)q * (unsigned int)blocks);
+#line 306 "examples/particles/src/nbody.kernel.ts"
+  const int group = i / balance.group;
+#line 307 "examples/particles/src/nbody.kernel.ts"
+  const int after = (int)(((unsigned int)group + 1u) * (unsigned int)tiles);
+#line 310 "examples/particles/src/nbody.kernel.ts"
+  int b = blockOf((int)((unsigned int)group * (unsigned int)tiles), q, r, blocks);
+#line 311 "examples/particles/src/nbody.kernel.ts"
+  int from = rangeStart(b, q, r, blocks);
+#line 312 "examples/particles/src/nbody.kernel.ts"
+  tsk_vec3f acc = tsk_make_vec3f(0.0f);
+#line 313 "examples/particles/src/nbody.kernel.ts"
+  while (b < blocks && from < after) {
+#line 314 "examples/particles/src/nbody.kernel.ts"
+    const int to = rangeStart((int)((unsigned int)b + 1u), q, r, blocks);
+#line 315 "examples/particles/src/nbody.kernel.ts"
+    if (to > from) {
+      acc = acc + tsk_xyz(partials[(int)((unsigned int)i + (unsigned int)b * (unsigned int)balance.group)]);
+    }
+#line 316 "examples/particles/src/nbody.kernel.ts"
+    from = to;
+#line 317 "examples/particles/src/nbody.kernel.ts"
+    b = (int)((unsigned int)b + 1u);
+  }
+#line 319 "examples/particles/src/nbody.kernel.ts"
+  next[i] = advance(bodies[i], acc, params.dt);
 }

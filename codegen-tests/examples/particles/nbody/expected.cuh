@@ -27,6 +27,18 @@ static_assert(sizeof(StepParams) == 12 && alignof(StepParams) == 4, "StepParams 
 static_assert(__builtin_offsetof(StepParams, dt) == 0 && __builtin_offsetof(StepParams, softening2) == 4 && __builtin_offsetof(StepParams, n) == 8, "StepParams has the field offsets of WGSL's StepParams");
 #endif
 #endif
+#ifndef TSK_STRUCT_Balance_b0f5106f
+#define TSK_STRUCT_Balance_b0f5106f
+struct Balance {
+  alignas(4) int blocks;
+  alignas(4) int group;
+  alignas(4) int tile;
+};
+static_assert(sizeof(Balance) == 12 && alignof(Balance) == 4, "Balance has the size and alignment of WGSL's Balance");
+#ifndef __CUDACC_RTC__
+static_assert(__builtin_offsetof(Balance, blocks) == 0 && __builtin_offsetof(Balance, group) == 4 && __builtin_offsetof(Balance, tile) == 8, "Balance has the field offsets of WGSL's Balance");
+#endif
+#endif
 #ifndef TSK_STRUCT_Particle_3d00408d
 #define TSK_STRUCT_Particle_3d00408d
 struct Particle {
@@ -190,5 +202,53 @@ extern "C" __global__ void __launch_bounds__(504) step_BLOCK_504_BODIES_6_SPLIT_
 // Launches step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true with its fixed block 504×1×1; returns the launch error, if any.
 static inline cudaError_t launch_step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, StepParams params) {
   step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true<<<grid, dim3(504, 1, 1), 0, stream>>>(next, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(64) pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(dim3 grid, cudaStream_t stream, tsk_vec4f* partials, const Particle* bodies, StepParams params) {
+  pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false<<<grid, dim3(64, 1, 1), 0, stream>>>(partials, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(64) pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true(dim3 grid, cudaStream_t stream, tsk_vec4f* partials, const Particle* bodies, StepParams params) {
+  pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true<<<grid, dim3(64, 1, 1), 0, stream>>>(partials, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(512) pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true with its fixed block 512×1×1; returns the launch error, if any.
+static inline cudaError_t launch_pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(dim3 grid, cudaStream_t stream, tsk_vec4f* partials, const Particle* bodies, StepParams params) {
+  pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true<<<grid, dim3(512, 1, 1), 0, stream>>>(partials, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(dim3 grid, cudaStream_t stream, tsk_vec4f* partials, const Particle* bodies, StepParams params) {
+  pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true<<<grid, dim3(256, 1, 1), 0, stream>>>(partials, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(448) pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true(tsk_vec4f* partials, const Particle* __restrict__ bodies, StepParams params);
+
+// Launches pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true with its fixed block 448×1×1; returns the launch error, if any.
+static inline cudaError_t launch_pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true(dim3 grid, cudaStream_t stream, tsk_vec4f* partials, const Particle* bodies, StepParams params) {
+  pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true<<<grid, dim3(448, 1, 1), 0, stream>>>(partials, bodies, params);
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) gather(Particle* next, const Particle* __restrict__ bodies, const tsk_vec4f* __restrict__ partials, StepParams params, Balance balance);
+
+// Launches gather with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_gather(dim3 grid, cudaStream_t stream, Particle* next, const Particle* bodies, const tsk_vec4f* partials, StepParams params, Balance balance) {
+  gather<<<grid, dim3(256, 1, 1), 0, stream>>>(next, bodies, partials, params, balance);
   return cudaGetLastError();
 }

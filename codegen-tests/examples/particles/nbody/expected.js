@@ -34,6 +34,18 @@ function advance(body_pos_x, body_pos_y, body_pos_z, body_mass, body_vel_x, body
   return fround(body_pos_x + fround(vel_x * dt));
 }
 
+function rangeStart(b, q, r, blocks) {
+  return (imul(b, q) + ((imul(b, r) / blocks) | 0)) | 0;
+}
+
+function blockOf(unit, q, r, blocks) {
+  let b = (unit / ((q + 1) | 0)) | 0;
+  while ((((b + 1) | 0) < blocks) && (rangeStart(((b + 1) | 0), q, r, blocks) <= unit)) {
+    b = (b + 1) | 0;
+  }
+  return b;
+}
+
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false: runs one block.
 let step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_arrays;
 export function step_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(args, blockIdx, blockDim, gridDim) {
@@ -3380,4 +3392,1024 @@ export function step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(args, blockIdx, block
       }
     }
   }
+}
+
+// Kernel pulls specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false: runs one block.
+let pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_arrays;
+export function pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(args, blockIdx, blockDim, gridDim) {
+  const [partials, bodies, params_dt, params_softening2, params_n] = args;
+  const partials_f32 = partials.f32;
+  const bodies_f32 = bodies.f32;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 64, ny = 1, nz = 1, threads = 64;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_arrays === undefined || pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_arrays.threads !== threads) {
+    pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_arrays = { threads, tile_x: new Float32Array(64), tile_y: new Float32Array(64), tile_z: new Float32Array(64), tile_w: new Float32Array(64), mine_x: new Float32Array(threads * 1), mine_y: new Float32Array(threads * 1), mine_z: new Float32Array(threads * 1), acc_x: new Float32Array(threads * 1), acc_y: new Float32Array(threads * 1), acc_z: new Float32Array(threads * 1) };
+  }
+  const { tile_x, tile_y, tile_z, tile_w, mine_x, mine_y, mine_z, acc_x, acc_y, acc_z } = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_arrays;
+  tile_x.fill(0); tile_y.fill(0); tile_z.fill(0); tile_w.fill(0); mine_x.fill(0); mine_y.fill(0); mine_z.fill(0); acc_x.fill(0); acc_y.fill(0); acc_z.fill(0);
+  const n = params_n;
+  const tiles = (((((n + 64) | 0) - 1) | 0) / 64) | 0;
+  const units = imul(((((((n + 64) | 0) - 1) | 0) / 64) | 0), tiles);
+  const blocks = gx;
+  const q = (units / blocks) | 0;
+  const r = (units - imul(q, blocks)) | 0;
+  const end = rangeStart(((bx + 1) | 0), q, r, blocks);
+  let unit = rangeStart(bx, q, r, blocks);
+  let ahead_x = 0;
+  let ahead_y = 0;
+  let ahead_z = 0;
+  let ahead_w = 0;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const tid = tx;
+    const lane = tid;
+  }
+  loop0: for (;;) {
+    if (!(unit < end)) break;
+    body0: {
+      const group = (unit / tiles) | 0;
+      const stop = Math.min(end, imul(((group + 1) | 0), tiles));
+      const last = imul(((stop - imul(group, tiles)) | 0), 64);
+      threads1: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
+        const lane = tid;
+        const first = (imul(group, 64) + lane) | 0;
+        {
+          const index = Math.min(((first + 0) | 0), ((n - 1) | 0));
+          mine_x[t * 1 + 0] = bodies_f32[imul(index, 8)];
+          mine_y[t * 1 + 0] = bodies_f32[((imul(index, 8) + 1) | 0)];
+          mine_z[t * 1 + 0] = bodies_f32[((imul(index, 8) + 2) | 0)];
+          acc_x[t * 1 + 0] = 0;
+          acc_y[t * 1 + 0] = 0;
+          acc_z[t * 1 + 0] = 0;
+        }
+      }
+      let start = imul(((unit - imul(group, tiles)) | 0), 64);
+      loop1: for (;;) {
+        if (!(start < last)) break;
+        body1: {
+          threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            const tid = tx;
+            {
+              const j = (start + tid) | 0;
+              if (j < n) {
+                const other_pos_x = bodies_f32[imul(j, 8)];
+                const other_pos_y = bodies_f32[((imul(j, 8) + 1) | 0)];
+                const other_pos_z = bodies_f32[((imul(j, 8) + 2) | 0)];
+                const other_mass = bodies_f32[((imul(j, 8) + 3) | 0)];
+                const other_vel_x = bodies_f32[((imul(j, 8) + 4) | 0)];
+                const other_vel_y = bodies_f32[((imul(j, 8) + 5) | 0)];
+                const other_vel_z = bodies_f32[((imul(j, 8) + 6) | 0)];
+                const other_speed = bodies_f32[((imul(j, 8) + 7) | 0)];
+                tile_x[tid] = other_pos_x;
+                tile_y[tid] = other_pos_y;
+                tile_z[tid] = other_pos_z;
+                tile_w[tid] = other_mass;
+              } else {
+                tile_x[tid] = 0;
+                tile_y[tid] = 0;
+                tile_z[tid] = 0;
+                tile_w[tid] = 0;
+              }
+            }
+          }
+          threads3: for (let t = 0; t < threads; t++) {
+            for (let k = 0; k < 64; k = (k + 1) | 0) {
+              const index_1 = (0 + k) | 0;
+              const q4_x = tile_x[index_1];
+              const q4_y = tile_y[index_1];
+              const q4_z = tile_z[index_1];
+              const q4_w = tile_w[index_1];
+              for (let b = 0; b < 1; b = (b + 1) | 0) {
+                const result = pull(acc_x[t * 1 + b], acc_y[t * 1 + b], acc_z[t * 1 + b], mine_x[t * 1 + b], mine_y[t * 1 + b], mine_z[t * 1 + b], q4_x, q4_y, q4_z, q4_w, params_softening2);
+                const result_1 = results[1];
+                const result_2 = results[2];
+                acc_x[t * 1 + b] = result;
+                acc_y[t * 1 + b] = result_1;
+                acc_z[t * 1 + b] = result_2;
+              }
+            }
+          }
+        }
+        start = (start + 64) | 0;
+      }
+      unit = stop;
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        const tid = tx;
+        const lane = tid;
+        const first = (imul(group, 64) + lane) | 0;
+        {
+          {
+            const index_2 = (((first + 0) | 0) + imul(bx, 64)) | 0;
+            partials_f32[imul(index_2, 4)] = acc_x[t * 1 + 0];
+            partials_f32[((imul(index_2, 4) + 1) | 0)] = acc_y[t * 1 + 0];
+            partials_f32[((imul(index_2, 4) + 2) | 0)] = acc_z[t * 1 + 0];
+            partials_f32[((imul(index_2, 4) + 3) | 0)] = 0;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 64, BODIES = 2, SPLIT = 2, AHEAD = true: runs one block.
+let pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_arrays;
+export function pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true(args, blockIdx, blockDim, gridDim) {
+  const [partials, bodies, params_dt, params_softening2, params_n] = args;
+  const partials_f32 = partials.f32;
+  const bodies_f32 = bodies.f32;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 64, ny = 1, nz = 1, threads = 64;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_arrays === undefined || pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_arrays.threads !== threads) {
+    pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_arrays = { threads, tile_x: new Float32Array(64), tile_y: new Float32Array(64), tile_z: new Float32Array(64), tile_w: new Float32Array(64), mine_x: new Float32Array(threads * 2), mine_y: new Float32Array(threads * 2), mine_z: new Float32Array(threads * 2), acc_x: new Float32Array(threads * 2), acc_y: new Float32Array(threads * 2), acc_z: new Float32Array(threads * 2), lane_slots: new Int32Array(threads), slice_slots: new Int32Array(threads), ahead_x_slots: new Float32Array(threads), ahead_y_slots: new Float32Array(threads), ahead_z_slots: new Float32Array(threads), ahead_w_slots: new Float32Array(threads), first_slots: new Int32Array(threads) };
+  }
+  const { tile_x, tile_y, tile_z, tile_w, mine_x, mine_y, mine_z, acc_x, acc_y, acc_z, lane_slots, slice_slots, ahead_x_slots, ahead_y_slots, ahead_z_slots, ahead_w_slots, first_slots } = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_arrays;
+  tile_x.fill(0); tile_y.fill(0); tile_z.fill(0); tile_w.fill(0); mine_x.fill(0); mine_y.fill(0); mine_z.fill(0); acc_x.fill(0); acc_y.fill(0); acc_z.fill(0);
+  const n = params_n;
+  const tiles = (((((n + 64) | 0) - 1) | 0) / 64) | 0;
+  const units = imul(((((((n + 64) | 0) - 1) | 0) / 64) | 0), tiles);
+  const blocks = gx;
+  const q = (units / blocks) | 0;
+  const r = (units - imul(q, blocks)) | 0;
+  const end = rangeStart(((bx + 1) | 0), q, r, blocks);
+  let unit = rangeStart(bx, q, r, blocks);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let lane = lane_slots[t];
+    let slice = slice_slots[t];
+    let ahead_x = ahead_x_slots[t];
+    let ahead_y = ahead_y_slots[t];
+    let ahead_z = ahead_z_slots[t];
+    let ahead_w = ahead_w_slots[t];
+    const tid = tx;
+    lane = (tid % 32) | 0;
+    slice = (tid / 32) | 0;
+    ahead_x = 0;
+    ahead_y = 0;
+    ahead_z = 0;
+    ahead_w = 0;
+    {
+      const j = (imul(((unit % tiles) | 0), 64) + tid) | 0;
+      if (j < n) {
+        const other_pos_x = bodies_f32[imul(j, 8)];
+        const other_pos_y = bodies_f32[((imul(j, 8) + 1) | 0)];
+        const other_pos_z = bodies_f32[((imul(j, 8) + 2) | 0)];
+        const other_mass = bodies_f32[((imul(j, 8) + 3) | 0)];
+        const other_vel_x = bodies_f32[((imul(j, 8) + 4) | 0)];
+        const other_vel_y = bodies_f32[((imul(j, 8) + 5) | 0)];
+        const other_vel_z = bodies_f32[((imul(j, 8) + 6) | 0)];
+        const other_speed = bodies_f32[((imul(j, 8) + 7) | 0)];
+        ahead_x = other_pos_x;
+        ahead_y = other_pos_y;
+        ahead_z = other_pos_z;
+        ahead_w = other_mass;
+      }
+    }
+    lane_slots[t] = lane;
+    slice_slots[t] = slice;
+    ahead_x_slots[t] = ahead_x;
+    ahead_y_slots[t] = ahead_y;
+    ahead_z_slots[t] = ahead_z;
+    ahead_w_slots[t] = ahead_w;
+  }
+  loop0: for (;;) {
+    if (!(unit < end)) break;
+    body0: {
+      const group = (unit / tiles) | 0;
+      const stop = Math.min(end, imul(((group + 1) | 0), tiles));
+      const last = imul(((stop - imul(group, tiles)) | 0), 64);
+      threads1: for (let t = 0; t < threads; t++) {
+        let first = first_slots[t];
+        let lane = lane_slots[t];
+        first = (imul(group, 64) + lane) | 0;
+        {
+          const index = Math.min(((first + 0) | 0), ((n - 1) | 0));
+          mine_x[t * 2 + 0] = bodies_f32[imul(index, 8)];
+          mine_y[t * 2 + 0] = bodies_f32[((imul(index, 8) + 1) | 0)];
+          mine_z[t * 2 + 0] = bodies_f32[((imul(index, 8) + 2) | 0)];
+          acc_x[t * 2 + 0] = 0;
+          acc_y[t * 2 + 0] = 0;
+          acc_z[t * 2 + 0] = 0;
+        }
+        {
+          const index = Math.min(((first + 32) | 0), ((n - 1) | 0));
+          mine_x[t * 2 + 1] = bodies_f32[imul(index, 8)];
+          mine_y[t * 2 + 1] = bodies_f32[((imul(index, 8) + 1) | 0)];
+          mine_z[t * 2 + 1] = bodies_f32[((imul(index, 8) + 2) | 0)];
+          acc_x[t * 2 + 1] = 0;
+          acc_y[t * 2 + 1] = 0;
+          acc_z[t * 2 + 1] = 0;
+        }
+        first_slots[t] = first;
+      }
+      let start = imul(((unit - imul(group, tiles)) | 0), 64);
+      loop1: for (;;) {
+        if (!(start < last)) break;
+        body1: {
+          threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            let ahead_x = ahead_x_slots[t];
+            let ahead_y = ahead_y_slots[t];
+            let ahead_z = ahead_z_slots[t];
+            let ahead_w = ahead_w_slots[t];
+            const tid = tx;
+            {
+              tile_x[tid] = ahead_x;
+              tile_y[tid] = ahead_y;
+              tile_z[tid] = ahead_z;
+              tile_w[tid] = ahead_w;
+            }
+          }
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            let ahead_x = ahead_x_slots[t];
+            let ahead_y = ahead_y_slots[t];
+            let ahead_z = ahead_z_slots[t];
+            let ahead_w = ahead_w_slots[t];
+            let slice = slice_slots[t];
+            const tid = tx;
+            {
+              const following = (((start + 64) | 0) < n) ? ((start + 64) | 0) : 0;
+              const j_1 = (following + tid) | 0;
+              ahead_x = 0;
+              ahead_y = 0;
+              ahead_z = 0;
+              ahead_w = 0;
+              if (j_1 < n) {
+                const other_pos_x_1 = bodies_f32[imul(j_1, 8)];
+                const other_pos_y_1 = bodies_f32[((imul(j_1, 8) + 1) | 0)];
+                const other_pos_z_1 = bodies_f32[((imul(j_1, 8) + 2) | 0)];
+                const other_mass_1 = bodies_f32[((imul(j_1, 8) + 3) | 0)];
+                const other_vel_x_1 = bodies_f32[((imul(j_1, 8) + 4) | 0)];
+                const other_vel_y_1 = bodies_f32[((imul(j_1, 8) + 5) | 0)];
+                const other_vel_z_1 = bodies_f32[((imul(j_1, 8) + 6) | 0)];
+                const other_speed_1 = bodies_f32[((imul(j_1, 8) + 7) | 0)];
+                ahead_x = other_pos_x_1;
+                ahead_y = other_pos_y_1;
+                ahead_z = other_pos_z_1;
+                ahead_w = other_mass_1;
+              }
+            }
+            for (let k = 0; k < 32; k = (k + 1) | 0) {
+              const index_1 = (imul(slice, 32) + k) | 0;
+              const q4_x = tile_x[index_1];
+              const q4_y = tile_y[index_1];
+              const q4_z = tile_z[index_1];
+              const q4_w = tile_w[index_1];
+              for (let b = 0; b < 2; b = (b + 1) | 0) {
+                const result = pull(acc_x[t * 2 + b], acc_y[t * 2 + b], acc_z[t * 2 + b], mine_x[t * 2 + b], mine_y[t * 2 + b], mine_z[t * 2 + b], q4_x, q4_y, q4_z, q4_w, params_softening2);
+                const result_1 = results[1];
+                const result_2 = results[2];
+                acc_x[t * 2 + b] = result;
+                acc_y[t * 2 + b] = result_1;
+                acc_z[t * 2 + b] = result_2;
+              }
+            }
+            ahead_x_slots[t] = ahead_x;
+            ahead_y_slots[t] = ahead_y;
+            ahead_z_slots[t] = ahead_z;
+            ahead_w_slots[t] = ahead_w;
+          }
+        }
+        start = (start + 64) | 0;
+      }
+      {
+        let b_1 = 0;
+        loop2: for (;;) {
+          if (!(b_1 < 2)) break;
+          body2: {
+            threads4: for (let t = 0; t < threads; t++) {
+              const tx = t;
+              const tid = tx;
+              tile_x[tid] = acc_x[t * 2 + b_1];
+              tile_y[tid] = acc_y[t * 2 + b_1];
+              tile_z[tid] = acc_z[t * 2 + b_1];
+              tile_w[tid] = 0;
+            }
+            threads5: for (let t = 0; t < threads; t++) {
+              let slice = slice_slots[t];
+              let lane = lane_slots[t];
+              if (slice === 0) {
+                {
+                  const index_2 = (32 + lane) | 0;
+                  const lane_1 = fround(acc_x[t * 2 + b_1] + tile_x[index_2]);
+                  const lane_2 = fround(acc_y[t * 2 + b_1] + tile_y[index_2]);
+                  const lane_3 = fround(acc_z[t * 2 + b_1] + tile_z[index_2]);
+                  acc_x[t * 2 + b_1] = lane_1;
+                  acc_y[t * 2 + b_1] = lane_2;
+                  acc_z[t * 2 + b_1] = lane_3;
+                }
+              }
+            }
+          }
+          b_1 = (b_1 + 1) | 0;
+        }
+      }
+      unit = stop;
+      threads6: for (let t = 0; t < threads; t++) {
+        let slice = slice_slots[t];
+        let first = first_slots[t];
+        if (slice === 0) {
+          {
+            const index_3 = (((first + 0) | 0) + imul(bx, 64)) | 0;
+            partials_f32[imul(index_3, 4)] = acc_x[t * 2 + 0];
+            partials_f32[((imul(index_3, 4) + 1) | 0)] = acc_y[t * 2 + 0];
+            partials_f32[((imul(index_3, 4) + 2) | 0)] = acc_z[t * 2 + 0];
+            partials_f32[((imul(index_3, 4) + 3) | 0)] = 0;
+          }
+          {
+            const index_3 = (((first + 32) | 0) + imul(bx, 64)) | 0;
+            partials_f32[imul(index_3, 4)] = acc_x[t * 2 + 1];
+            partials_f32[((imul(index_3, 4) + 1) | 0)] = acc_y[t * 2 + 1];
+            partials_f32[((imul(index_3, 4) + 2) | 0)] = acc_z[t * 2 + 1];
+            partials_f32[((imul(index_3, 4) + 3) | 0)] = 0;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 512, BODIES = 8, SPLIT = 8, AHEAD = true: runs one block.
+let pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_arrays;
+export function pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(args, blockIdx, blockDim, gridDim) {
+  const [partials, bodies, params_dt, params_softening2, params_n] = args;
+  const partials_f32 = partials.f32;
+  const bodies_f32 = bodies.f32;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 512, ny = 1, nz = 1, threads = 512;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_arrays === undefined || pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_arrays.threads !== threads) {
+    pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_arrays = { threads, tile_x: new Float32Array(512), tile_y: new Float32Array(512), tile_z: new Float32Array(512), tile_w: new Float32Array(512), mine_x: new Float32Array(threads * 8), mine_y: new Float32Array(threads * 8), mine_z: new Float32Array(threads * 8), acc_x: new Float32Array(threads * 8), acc_y: new Float32Array(threads * 8), acc_z: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), slice_slots: new Int32Array(threads), ahead_x_slots: new Float32Array(threads), ahead_y_slots: new Float32Array(threads), ahead_z_slots: new Float32Array(threads), ahead_w_slots: new Float32Array(threads), first_slots: new Int32Array(threads) };
+  }
+  const { tile_x, tile_y, tile_z, tile_w, mine_x, mine_y, mine_z, acc_x, acc_y, acc_z, lane_slots, slice_slots, ahead_x_slots, ahead_y_slots, ahead_z_slots, ahead_w_slots, first_slots } = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_arrays;
+  tile_x.fill(0); tile_y.fill(0); tile_z.fill(0); tile_w.fill(0); mine_x.fill(0); mine_y.fill(0); mine_z.fill(0); acc_x.fill(0); acc_y.fill(0); acc_z.fill(0);
+  const n = params_n;
+  const tiles = (((((n + 512) | 0) - 1) | 0) / 512) | 0;
+  const units = imul(((((((n + 512) | 0) - 1) | 0) / 512) | 0), tiles);
+  const blocks = gx;
+  const q = (units / blocks) | 0;
+  const r = (units - imul(q, blocks)) | 0;
+  const end = rangeStart(((bx + 1) | 0), q, r, blocks);
+  let unit = rangeStart(bx, q, r, blocks);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let lane = lane_slots[t];
+    let slice = slice_slots[t];
+    let ahead_x = ahead_x_slots[t];
+    let ahead_y = ahead_y_slots[t];
+    let ahead_z = ahead_z_slots[t];
+    let ahead_w = ahead_w_slots[t];
+    const tid = tx;
+    lane = (tid % 64) | 0;
+    slice = (tid / 64) | 0;
+    ahead_x = 0;
+    ahead_y = 0;
+    ahead_z = 0;
+    ahead_w = 0;
+    {
+      const j = (imul(((unit % tiles) | 0), 512) + tid) | 0;
+      if (j < n) {
+        const other_pos_x = bodies_f32[imul(j, 8)];
+        const other_pos_y = bodies_f32[((imul(j, 8) + 1) | 0)];
+        const other_pos_z = bodies_f32[((imul(j, 8) + 2) | 0)];
+        const other_mass = bodies_f32[((imul(j, 8) + 3) | 0)];
+        const other_vel_x = bodies_f32[((imul(j, 8) + 4) | 0)];
+        const other_vel_y = bodies_f32[((imul(j, 8) + 5) | 0)];
+        const other_vel_z = bodies_f32[((imul(j, 8) + 6) | 0)];
+        const other_speed = bodies_f32[((imul(j, 8) + 7) | 0)];
+        ahead_x = other_pos_x;
+        ahead_y = other_pos_y;
+        ahead_z = other_pos_z;
+        ahead_w = other_mass;
+      }
+    }
+    lane_slots[t] = lane;
+    slice_slots[t] = slice;
+    ahead_x_slots[t] = ahead_x;
+    ahead_y_slots[t] = ahead_y;
+    ahead_z_slots[t] = ahead_z;
+    ahead_w_slots[t] = ahead_w;
+  }
+  loop0: for (;;) {
+    if (!(unit < end)) break;
+    body0: {
+      const group = (unit / tiles) | 0;
+      const stop = Math.min(end, imul(((group + 1) | 0), tiles));
+      const last = imul(((stop - imul(group, tiles)) | 0), 512);
+      threads1: for (let t = 0; t < threads; t++) {
+        let first = first_slots[t];
+        let lane = lane_slots[t];
+        first = (imul(group, 512) + lane) | 0;
+        for (let b = 0; b < 8; b = (b + 1) | 0) {
+          const index = Math.min(((first + imul(b, 64)) | 0), ((n - 1) | 0));
+          mine_x[t * 8 + b] = bodies_f32[imul(index, 8)];
+          mine_y[t * 8 + b] = bodies_f32[((imul(index, 8) + 1) | 0)];
+          mine_z[t * 8 + b] = bodies_f32[((imul(index, 8) + 2) | 0)];
+          acc_x[t * 8 + b] = 0;
+          acc_y[t * 8 + b] = 0;
+          acc_z[t * 8 + b] = 0;
+        }
+        first_slots[t] = first;
+      }
+      let start = imul(((unit - imul(group, tiles)) | 0), 512);
+      loop1: for (;;) {
+        if (!(start < last)) break;
+        body1: {
+          threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            let ahead_x = ahead_x_slots[t];
+            let ahead_y = ahead_y_slots[t];
+            let ahead_z = ahead_z_slots[t];
+            let ahead_w = ahead_w_slots[t];
+            const tid = tx;
+            {
+              tile_x[tid] = ahead_x;
+              tile_y[tid] = ahead_y;
+              tile_z[tid] = ahead_z;
+              tile_w[tid] = ahead_w;
+            }
+          }
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            let ahead_x = ahead_x_slots[t];
+            let ahead_y = ahead_y_slots[t];
+            let ahead_z = ahead_z_slots[t];
+            let ahead_w = ahead_w_slots[t];
+            let slice = slice_slots[t];
+            const tid = tx;
+            {
+              const following = (((start + 512) | 0) < n) ? ((start + 512) | 0) : 0;
+              const j_1 = (following + tid) | 0;
+              ahead_x = 0;
+              ahead_y = 0;
+              ahead_z = 0;
+              ahead_w = 0;
+              if (j_1 < n) {
+                const other_pos_x_1 = bodies_f32[imul(j_1, 8)];
+                const other_pos_y_1 = bodies_f32[((imul(j_1, 8) + 1) | 0)];
+                const other_pos_z_1 = bodies_f32[((imul(j_1, 8) + 2) | 0)];
+                const other_mass_1 = bodies_f32[((imul(j_1, 8) + 3) | 0)];
+                const other_vel_x_1 = bodies_f32[((imul(j_1, 8) + 4) | 0)];
+                const other_vel_y_1 = bodies_f32[((imul(j_1, 8) + 5) | 0)];
+                const other_vel_z_1 = bodies_f32[((imul(j_1, 8) + 6) | 0)];
+                const other_speed_1 = bodies_f32[((imul(j_1, 8) + 7) | 0)];
+                ahead_x = other_pos_x_1;
+                ahead_y = other_pos_y_1;
+                ahead_z = other_pos_z_1;
+                ahead_w = other_mass_1;
+              }
+            }
+            for (let k = 0; k < 64; k = (k + 1) | 0) {
+              const index_1 = (imul(slice, 64) + k) | 0;
+              const q4_x = tile_x[index_1];
+              const q4_y = tile_y[index_1];
+              const q4_z = tile_z[index_1];
+              const q4_w = tile_w[index_1];
+              for (let b_1 = 0; b_1 < 8; b_1 = (b_1 + 1) | 0) {
+                const result = pull(acc_x[t * 8 + b_1], acc_y[t * 8 + b_1], acc_z[t * 8 + b_1], mine_x[t * 8 + b_1], mine_y[t * 8 + b_1], mine_z[t * 8 + b_1], q4_x, q4_y, q4_z, q4_w, params_softening2);
+                const result_1 = results[1];
+                const result_2 = results[2];
+                acc_x[t * 8 + b_1] = result;
+                acc_y[t * 8 + b_1] = result_1;
+                acc_z[t * 8 + b_1] = result_2;
+              }
+            }
+            ahead_x_slots[t] = ahead_x;
+            ahead_y_slots[t] = ahead_y;
+            ahead_z_slots[t] = ahead_z;
+            ahead_w_slots[t] = ahead_w;
+          }
+        }
+        start = (start + 512) | 0;
+      }
+      {
+        let b_2 = 0;
+        loop2: for (;;) {
+          if (!(b_2 < 8)) break;
+          body2: {
+            threads4: for (let t = 0; t < threads; t++) {
+              const tx = t;
+              const tid = tx;
+              tile_x[tid] = acc_x[t * 8 + b_2];
+              tile_y[tid] = acc_y[t * 8 + b_2];
+              tile_z[tid] = acc_z[t * 8 + b_2];
+              tile_w[tid] = 0;
+            }
+            threads5: for (let t = 0; t < threads; t++) {
+              let slice = slice_slots[t];
+              let lane = lane_slots[t];
+              if (slice === 0) {
+                for (let s = 1; s < 8; s = (s + 1) | 0) {
+                  const index_2 = (imul(s, 64) + lane) | 0;
+                  const lane_1 = fround(acc_x[t * 8 + b_2] + tile_x[index_2]);
+                  const lane_2 = fround(acc_y[t * 8 + b_2] + tile_y[index_2]);
+                  const lane_3 = fround(acc_z[t * 8 + b_2] + tile_z[index_2]);
+                  acc_x[t * 8 + b_2] = lane_1;
+                  acc_y[t * 8 + b_2] = lane_2;
+                  acc_z[t * 8 + b_2] = lane_3;
+                }
+              }
+            }
+          }
+          b_2 = (b_2 + 1) | 0;
+        }
+      }
+      unit = stop;
+      threads6: for (let t = 0; t < threads; t++) {
+        let slice = slice_slots[t];
+        let first = first_slots[t];
+        if (slice === 0) {
+          for (let b_3 = 0; b_3 < 8; b_3 = (b_3 + 1) | 0) {
+            const index_3 = (((first + imul(b_3, 64)) | 0) + imul(bx, 512)) | 0;
+            partials_f32[imul(index_3, 4)] = acc_x[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 1) | 0)] = acc_y[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 2) | 0)] = acc_z[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 3) | 0)] = 0;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 256, BODIES = 8, SPLIT = 8, AHEAD = true: runs one block.
+let pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_arrays;
+export function pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(args, blockIdx, blockDim, gridDim) {
+  const [partials, bodies, params_dt, params_softening2, params_n] = args;
+  const partials_f32 = partials.f32;
+  const bodies_f32 = bodies.f32;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_arrays === undefined || pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_arrays.threads !== threads) {
+    pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_arrays = { threads, tile_x: new Float32Array(256), tile_y: new Float32Array(256), tile_z: new Float32Array(256), tile_w: new Float32Array(256), mine_x: new Float32Array(threads * 8), mine_y: new Float32Array(threads * 8), mine_z: new Float32Array(threads * 8), acc_x: new Float32Array(threads * 8), acc_y: new Float32Array(threads * 8), acc_z: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), slice_slots: new Int32Array(threads), ahead_x_slots: new Float32Array(threads), ahead_y_slots: new Float32Array(threads), ahead_z_slots: new Float32Array(threads), ahead_w_slots: new Float32Array(threads), first_slots: new Int32Array(threads) };
+  }
+  const { tile_x, tile_y, tile_z, tile_w, mine_x, mine_y, mine_z, acc_x, acc_y, acc_z, lane_slots, slice_slots, ahead_x_slots, ahead_y_slots, ahead_z_slots, ahead_w_slots, first_slots } = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_arrays;
+  tile_x.fill(0); tile_y.fill(0); tile_z.fill(0); tile_w.fill(0); mine_x.fill(0); mine_y.fill(0); mine_z.fill(0); acc_x.fill(0); acc_y.fill(0); acc_z.fill(0);
+  const n = params_n;
+  const tiles = (((((n + 256) | 0) - 1) | 0) / 256) | 0;
+  const units = imul(((((((n + 256) | 0) - 1) | 0) / 256) | 0), tiles);
+  const blocks = gx;
+  const q = (units / blocks) | 0;
+  const r = (units - imul(q, blocks)) | 0;
+  const end = rangeStart(((bx + 1) | 0), q, r, blocks);
+  let unit = rangeStart(bx, q, r, blocks);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let lane = lane_slots[t];
+    let slice = slice_slots[t];
+    let ahead_x = ahead_x_slots[t];
+    let ahead_y = ahead_y_slots[t];
+    let ahead_z = ahead_z_slots[t];
+    let ahead_w = ahead_w_slots[t];
+    const tid = tx;
+    lane = (tid % 32) | 0;
+    slice = (tid / 32) | 0;
+    ahead_x = 0;
+    ahead_y = 0;
+    ahead_z = 0;
+    ahead_w = 0;
+    {
+      const j = (imul(((unit % tiles) | 0), 256) + tid) | 0;
+      if (j < n) {
+        const other_pos_x = bodies_f32[imul(j, 8)];
+        const other_pos_y = bodies_f32[((imul(j, 8) + 1) | 0)];
+        const other_pos_z = bodies_f32[((imul(j, 8) + 2) | 0)];
+        const other_mass = bodies_f32[((imul(j, 8) + 3) | 0)];
+        const other_vel_x = bodies_f32[((imul(j, 8) + 4) | 0)];
+        const other_vel_y = bodies_f32[((imul(j, 8) + 5) | 0)];
+        const other_vel_z = bodies_f32[((imul(j, 8) + 6) | 0)];
+        const other_speed = bodies_f32[((imul(j, 8) + 7) | 0)];
+        ahead_x = other_pos_x;
+        ahead_y = other_pos_y;
+        ahead_z = other_pos_z;
+        ahead_w = other_mass;
+      }
+    }
+    lane_slots[t] = lane;
+    slice_slots[t] = slice;
+    ahead_x_slots[t] = ahead_x;
+    ahead_y_slots[t] = ahead_y;
+    ahead_z_slots[t] = ahead_z;
+    ahead_w_slots[t] = ahead_w;
+  }
+  loop0: for (;;) {
+    if (!(unit < end)) break;
+    body0: {
+      const group = (unit / tiles) | 0;
+      const stop = Math.min(end, imul(((group + 1) | 0), tiles));
+      const last = imul(((stop - imul(group, tiles)) | 0), 256);
+      threads1: for (let t = 0; t < threads; t++) {
+        let first = first_slots[t];
+        let lane = lane_slots[t];
+        first = (imul(group, 256) + lane) | 0;
+        for (let b = 0; b < 8; b = (b + 1) | 0) {
+          const index = Math.min(((first + imul(b, 32)) | 0), ((n - 1) | 0));
+          mine_x[t * 8 + b] = bodies_f32[imul(index, 8)];
+          mine_y[t * 8 + b] = bodies_f32[((imul(index, 8) + 1) | 0)];
+          mine_z[t * 8 + b] = bodies_f32[((imul(index, 8) + 2) | 0)];
+          acc_x[t * 8 + b] = 0;
+          acc_y[t * 8 + b] = 0;
+          acc_z[t * 8 + b] = 0;
+        }
+        first_slots[t] = first;
+      }
+      let start = imul(((unit - imul(group, tiles)) | 0), 256);
+      loop1: for (;;) {
+        if (!(start < last)) break;
+        body1: {
+          threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            let ahead_x = ahead_x_slots[t];
+            let ahead_y = ahead_y_slots[t];
+            let ahead_z = ahead_z_slots[t];
+            let ahead_w = ahead_w_slots[t];
+            const tid = tx;
+            {
+              tile_x[tid] = ahead_x;
+              tile_y[tid] = ahead_y;
+              tile_z[tid] = ahead_z;
+              tile_w[tid] = ahead_w;
+            }
+          }
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            let ahead_x = ahead_x_slots[t];
+            let ahead_y = ahead_y_slots[t];
+            let ahead_z = ahead_z_slots[t];
+            let ahead_w = ahead_w_slots[t];
+            let slice = slice_slots[t];
+            const tid = tx;
+            {
+              const following = (((start + 256) | 0) < n) ? ((start + 256) | 0) : 0;
+              const j_1 = (following + tid) | 0;
+              ahead_x = 0;
+              ahead_y = 0;
+              ahead_z = 0;
+              ahead_w = 0;
+              if (j_1 < n) {
+                const other_pos_x_1 = bodies_f32[imul(j_1, 8)];
+                const other_pos_y_1 = bodies_f32[((imul(j_1, 8) + 1) | 0)];
+                const other_pos_z_1 = bodies_f32[((imul(j_1, 8) + 2) | 0)];
+                const other_mass_1 = bodies_f32[((imul(j_1, 8) + 3) | 0)];
+                const other_vel_x_1 = bodies_f32[((imul(j_1, 8) + 4) | 0)];
+                const other_vel_y_1 = bodies_f32[((imul(j_1, 8) + 5) | 0)];
+                const other_vel_z_1 = bodies_f32[((imul(j_1, 8) + 6) | 0)];
+                const other_speed_1 = bodies_f32[((imul(j_1, 8) + 7) | 0)];
+                ahead_x = other_pos_x_1;
+                ahead_y = other_pos_y_1;
+                ahead_z = other_pos_z_1;
+                ahead_w = other_mass_1;
+              }
+            }
+            for (let k = 0; k < 32; k = (k + 1) | 0) {
+              const index_1 = (imul(slice, 32) + k) | 0;
+              const q4_x = tile_x[index_1];
+              const q4_y = tile_y[index_1];
+              const q4_z = tile_z[index_1];
+              const q4_w = tile_w[index_1];
+              for (let b_1 = 0; b_1 < 8; b_1 = (b_1 + 1) | 0) {
+                const result = pull(acc_x[t * 8 + b_1], acc_y[t * 8 + b_1], acc_z[t * 8 + b_1], mine_x[t * 8 + b_1], mine_y[t * 8 + b_1], mine_z[t * 8 + b_1], q4_x, q4_y, q4_z, q4_w, params_softening2);
+                const result_1 = results[1];
+                const result_2 = results[2];
+                acc_x[t * 8 + b_1] = result;
+                acc_y[t * 8 + b_1] = result_1;
+                acc_z[t * 8 + b_1] = result_2;
+              }
+            }
+            ahead_x_slots[t] = ahead_x;
+            ahead_y_slots[t] = ahead_y;
+            ahead_z_slots[t] = ahead_z;
+            ahead_w_slots[t] = ahead_w;
+          }
+        }
+        start = (start + 256) | 0;
+      }
+      {
+        let b_2 = 0;
+        loop2: for (;;) {
+          if (!(b_2 < 8)) break;
+          body2: {
+            threads4: for (let t = 0; t < threads; t++) {
+              const tx = t;
+              const tid = tx;
+              tile_x[tid] = acc_x[t * 8 + b_2];
+              tile_y[tid] = acc_y[t * 8 + b_2];
+              tile_z[tid] = acc_z[t * 8 + b_2];
+              tile_w[tid] = 0;
+            }
+            threads5: for (let t = 0; t < threads; t++) {
+              let slice = slice_slots[t];
+              let lane = lane_slots[t];
+              if (slice === 0) {
+                for (let s = 1; s < 8; s = (s + 1) | 0) {
+                  const index_2 = (imul(s, 32) + lane) | 0;
+                  const lane_1 = fround(acc_x[t * 8 + b_2] + tile_x[index_2]);
+                  const lane_2 = fround(acc_y[t * 8 + b_2] + tile_y[index_2]);
+                  const lane_3 = fround(acc_z[t * 8 + b_2] + tile_z[index_2]);
+                  acc_x[t * 8 + b_2] = lane_1;
+                  acc_y[t * 8 + b_2] = lane_2;
+                  acc_z[t * 8 + b_2] = lane_3;
+                }
+              }
+            }
+          }
+          b_2 = (b_2 + 1) | 0;
+        }
+      }
+      unit = stop;
+      threads6: for (let t = 0; t < threads; t++) {
+        let slice = slice_slots[t];
+        let first = first_slots[t];
+        if (slice === 0) {
+          for (let b_3 = 0; b_3 < 8; b_3 = (b_3 + 1) | 0) {
+            const index_3 = (((first + imul(b_3, 32)) | 0) + imul(bx, 256)) | 0;
+            partials_f32[imul(index_3, 4)] = acc_x[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 1) | 0)] = acc_y[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 2) | 0)] = acc_z[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 3) | 0)] = 0;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 448, BODIES = 8, SPLIT = 8, AHEAD = true: runs one block.
+let pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_arrays;
+export function pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true(args, blockIdx, blockDim, gridDim) {
+  const [partials, bodies, params_dt, params_softening2, params_n] = args;
+  const partials_f32 = partials.f32;
+  const bodies_f32 = bodies.f32;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 448, ny = 1, nz = 1, threads = 448;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_arrays === undefined || pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_arrays.threads !== threads) {
+    pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_arrays = { threads, tile_x: new Float32Array(448), tile_y: new Float32Array(448), tile_z: new Float32Array(448), tile_w: new Float32Array(448), mine_x: new Float32Array(threads * 8), mine_y: new Float32Array(threads * 8), mine_z: new Float32Array(threads * 8), acc_x: new Float32Array(threads * 8), acc_y: new Float32Array(threads * 8), acc_z: new Float32Array(threads * 8), lane_slots: new Int32Array(threads), slice_slots: new Int32Array(threads), ahead_x_slots: new Float32Array(threads), ahead_y_slots: new Float32Array(threads), ahead_z_slots: new Float32Array(threads), ahead_w_slots: new Float32Array(threads), first_slots: new Int32Array(threads) };
+  }
+  const { tile_x, tile_y, tile_z, tile_w, mine_x, mine_y, mine_z, acc_x, acc_y, acc_z, lane_slots, slice_slots, ahead_x_slots, ahead_y_slots, ahead_z_slots, ahead_w_slots, first_slots } = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_arrays;
+  tile_x.fill(0); tile_y.fill(0); tile_z.fill(0); tile_w.fill(0); mine_x.fill(0); mine_y.fill(0); mine_z.fill(0); acc_x.fill(0); acc_y.fill(0); acc_z.fill(0);
+  const n = params_n;
+  const tiles = (((((n + 448) | 0) - 1) | 0) / 448) | 0;
+  const units = imul(((((((n + 448) | 0) - 1) | 0) / 448) | 0), tiles);
+  const blocks = gx;
+  const q = (units / blocks) | 0;
+  const r = (units - imul(q, blocks)) | 0;
+  const end = rangeStart(((bx + 1) | 0), q, r, blocks);
+  let unit = rangeStart(bx, q, r, blocks);
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let lane = lane_slots[t];
+    let slice = slice_slots[t];
+    let ahead_x = ahead_x_slots[t];
+    let ahead_y = ahead_y_slots[t];
+    let ahead_z = ahead_z_slots[t];
+    let ahead_w = ahead_w_slots[t];
+    const tid = tx;
+    lane = (tid % 56) | 0;
+    slice = (tid / 56) | 0;
+    ahead_x = 0;
+    ahead_y = 0;
+    ahead_z = 0;
+    ahead_w = 0;
+    {
+      const j = (imul(((unit % tiles) | 0), 448) + tid) | 0;
+      if (j < n) {
+        const other_pos_x = bodies_f32[imul(j, 8)];
+        const other_pos_y = bodies_f32[((imul(j, 8) + 1) | 0)];
+        const other_pos_z = bodies_f32[((imul(j, 8) + 2) | 0)];
+        const other_mass = bodies_f32[((imul(j, 8) + 3) | 0)];
+        const other_vel_x = bodies_f32[((imul(j, 8) + 4) | 0)];
+        const other_vel_y = bodies_f32[((imul(j, 8) + 5) | 0)];
+        const other_vel_z = bodies_f32[((imul(j, 8) + 6) | 0)];
+        const other_speed = bodies_f32[((imul(j, 8) + 7) | 0)];
+        ahead_x = other_pos_x;
+        ahead_y = other_pos_y;
+        ahead_z = other_pos_z;
+        ahead_w = other_mass;
+      }
+    }
+    lane_slots[t] = lane;
+    slice_slots[t] = slice;
+    ahead_x_slots[t] = ahead_x;
+    ahead_y_slots[t] = ahead_y;
+    ahead_z_slots[t] = ahead_z;
+    ahead_w_slots[t] = ahead_w;
+  }
+  loop0: for (;;) {
+    if (!(unit < end)) break;
+    body0: {
+      const group = (unit / tiles) | 0;
+      const stop = Math.min(end, imul(((group + 1) | 0), tiles));
+      const last = imul(((stop - imul(group, tiles)) | 0), 448);
+      threads1: for (let t = 0; t < threads; t++) {
+        let first = first_slots[t];
+        let lane = lane_slots[t];
+        first = (imul(group, 448) + lane) | 0;
+        for (let b = 0; b < 8; b = (b + 1) | 0) {
+          const index = Math.min(((first + imul(b, 56)) | 0), ((n - 1) | 0));
+          mine_x[t * 8 + b] = bodies_f32[imul(index, 8)];
+          mine_y[t * 8 + b] = bodies_f32[((imul(index, 8) + 1) | 0)];
+          mine_z[t * 8 + b] = bodies_f32[((imul(index, 8) + 2) | 0)];
+          acc_x[t * 8 + b] = 0;
+          acc_y[t * 8 + b] = 0;
+          acc_z[t * 8 + b] = 0;
+        }
+        first_slots[t] = first;
+      }
+      let start = imul(((unit - imul(group, tiles)) | 0), 448);
+      loop1: for (;;) {
+        if (!(start < last)) break;
+        body1: {
+          threads2: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            let ahead_x = ahead_x_slots[t];
+            let ahead_y = ahead_y_slots[t];
+            let ahead_z = ahead_z_slots[t];
+            let ahead_w = ahead_w_slots[t];
+            const tid = tx;
+            {
+              tile_x[tid] = ahead_x;
+              tile_y[tid] = ahead_y;
+              tile_z[tid] = ahead_z;
+              tile_w[tid] = ahead_w;
+            }
+          }
+          threads3: for (let t = 0; t < threads; t++) {
+            const tx = t;
+            let ahead_x = ahead_x_slots[t];
+            let ahead_y = ahead_y_slots[t];
+            let ahead_z = ahead_z_slots[t];
+            let ahead_w = ahead_w_slots[t];
+            let slice = slice_slots[t];
+            const tid = tx;
+            {
+              const following = (((start + 448) | 0) < n) ? ((start + 448) | 0) : 0;
+              const j_1 = (following + tid) | 0;
+              ahead_x = 0;
+              ahead_y = 0;
+              ahead_z = 0;
+              ahead_w = 0;
+              if (j_1 < n) {
+                const other_pos_x_1 = bodies_f32[imul(j_1, 8)];
+                const other_pos_y_1 = bodies_f32[((imul(j_1, 8) + 1) | 0)];
+                const other_pos_z_1 = bodies_f32[((imul(j_1, 8) + 2) | 0)];
+                const other_mass_1 = bodies_f32[((imul(j_1, 8) + 3) | 0)];
+                const other_vel_x_1 = bodies_f32[((imul(j_1, 8) + 4) | 0)];
+                const other_vel_y_1 = bodies_f32[((imul(j_1, 8) + 5) | 0)];
+                const other_vel_z_1 = bodies_f32[((imul(j_1, 8) + 6) | 0)];
+                const other_speed_1 = bodies_f32[((imul(j_1, 8) + 7) | 0)];
+                ahead_x = other_pos_x_1;
+                ahead_y = other_pos_y_1;
+                ahead_z = other_pos_z_1;
+                ahead_w = other_mass_1;
+              }
+            }
+            for (let k = 0; k < 56; k = (k + 1) | 0) {
+              const index_1 = (imul(slice, 56) + k) | 0;
+              const q4_x = tile_x[index_1];
+              const q4_y = tile_y[index_1];
+              const q4_z = tile_z[index_1];
+              const q4_w = tile_w[index_1];
+              for (let b_1 = 0; b_1 < 8; b_1 = (b_1 + 1) | 0) {
+                const result = pull(acc_x[t * 8 + b_1], acc_y[t * 8 + b_1], acc_z[t * 8 + b_1], mine_x[t * 8 + b_1], mine_y[t * 8 + b_1], mine_z[t * 8 + b_1], q4_x, q4_y, q4_z, q4_w, params_softening2);
+                const result_1 = results[1];
+                const result_2 = results[2];
+                acc_x[t * 8 + b_1] = result;
+                acc_y[t * 8 + b_1] = result_1;
+                acc_z[t * 8 + b_1] = result_2;
+              }
+            }
+            ahead_x_slots[t] = ahead_x;
+            ahead_y_slots[t] = ahead_y;
+            ahead_z_slots[t] = ahead_z;
+            ahead_w_slots[t] = ahead_w;
+          }
+        }
+        start = (start + 448) | 0;
+      }
+      {
+        let b_2 = 0;
+        loop2: for (;;) {
+          if (!(b_2 < 8)) break;
+          body2: {
+            threads4: for (let t = 0; t < threads; t++) {
+              const tx = t;
+              const tid = tx;
+              tile_x[tid] = acc_x[t * 8 + b_2];
+              tile_y[tid] = acc_y[t * 8 + b_2];
+              tile_z[tid] = acc_z[t * 8 + b_2];
+              tile_w[tid] = 0;
+            }
+            threads5: for (let t = 0; t < threads; t++) {
+              let slice = slice_slots[t];
+              let lane = lane_slots[t];
+              if (slice === 0) {
+                for (let s = 1; s < 8; s = (s + 1) | 0) {
+                  const index_2 = (imul(s, 56) + lane) | 0;
+                  const lane_1 = fround(acc_x[t * 8 + b_2] + tile_x[index_2]);
+                  const lane_2 = fround(acc_y[t * 8 + b_2] + tile_y[index_2]);
+                  const lane_3 = fround(acc_z[t * 8 + b_2] + tile_z[index_2]);
+                  acc_x[t * 8 + b_2] = lane_1;
+                  acc_y[t * 8 + b_2] = lane_2;
+                  acc_z[t * 8 + b_2] = lane_3;
+                }
+              }
+            }
+          }
+          b_2 = (b_2 + 1) | 0;
+        }
+      }
+      unit = stop;
+      threads6: for (let t = 0; t < threads; t++) {
+        let slice = slice_slots[t];
+        let first = first_slots[t];
+        if (slice === 0) {
+          for (let b_3 = 0; b_3 < 8; b_3 = (b_3 + 1) | 0) {
+            const index_3 = (((first + imul(b_3, 56)) | 0) + imul(bx, 448)) | 0;
+            partials_f32[imul(index_3, 4)] = acc_x[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 1) | 0)] = acc_y[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 2) | 0)] = acc_z[t * 8 + b_3];
+            partials_f32[((imul(index_3, 4) + 3) | 0)] = 0;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel gather: runs one block.
+let gather_arrays;
+export function gather(args, blockIdx, blockDim, gridDim) {
+  const [next, bodies, partials, params_dt, params_softening2, params_n, balance_blocks, balance_group, balance_tile] = args;
+  const next_f32 = next.f32;
+  const bodies_f32 = bodies.f32;
+  const partials_f32 = partials.f32;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (gather_arrays === undefined || gather_arrays.threads !== threads) {
+    gather_arrays = { threads, done: new Uint8Array(threads) };
+  }
+  const { done } = gather_arrays;
+  done.fill(0);
+  let alive = threads;
+  const n = params_n;
+  const tiles = (((((n + balance_tile) | 0) - 1) | 0) / balance_tile) | 0;
+  const units = imul(((((((n + balance_group) | 0) - 1) | 0) / balance_group) | 0), tiles);
+  const blocks = balance_blocks;
+  const q = (units / blocks) | 0;
+  const r = (units - imul(q, blocks)) | 0;
+  threads0: for (let t = 0; t < threads; t++) {
+    if (done[t]) continue;
+    const tx = t;
+    const i = (imul(bx, 256) + tx) | 0;
+    if (i >= n) {
+      done[t] = 1; alive--; continue threads0;
+    }
+    const group = (i / balance_group) | 0;
+    const after = imul(((group + 1) | 0), tiles);
+    let b = blockOf(imul(group, tiles), q, r, blocks);
+    let from = rangeStart(b, q, r, blocks);
+    let acc_x = 0;
+    let acc_y = 0;
+    let acc_z = 0;
+    while ((b < blocks) && (from < after)) {
+      const to = rangeStart(((b + 1) | 0), q, r, blocks);
+      if (to > from) {
+        const index = (i + imul(b, balance_group)) | 0;
+        const lane = fround(acc_x + partials_f32[imul(index, 4)]);
+        const lane_1 = fround(acc_y + partials_f32[((imul(index, 4) + 1) | 0)]);
+        const lane_2 = fround(acc_z + partials_f32[((imul(index, 4) + 2) | 0)]);
+        acc_x = lane;
+        acc_y = lane_1;
+        acc_z = lane_2;
+      }
+      from = to;
+      b = (b + 1) | 0;
+    }
+    const result = advance(bodies_f32[imul(i, 8)], bodies_f32[((imul(i, 8) + 1) | 0)], bodies_f32[((imul(i, 8) + 2) | 0)], bodies_f32[((imul(i, 8) + 3) | 0)], bodies_f32[((imul(i, 8) + 4) | 0)], bodies_f32[((imul(i, 8) + 5) | 0)], bodies_f32[((imul(i, 8) + 6) | 0)], bodies_f32[((imul(i, 8) + 7) | 0)], acc_x, acc_y, acc_z, params_dt);
+    const result_1 = results[1];
+    const result_2 = results[2];
+    const result_3 = results[3];
+    const result_4 = results[4];
+    const result_5 = results[5];
+    const result_6 = results[6];
+    const result_7 = results[7];
+    next_f32[imul(i, 8)] = result;
+    next_f32[((imul(i, 8) + 1) | 0)] = result_1;
+    next_f32[((imul(i, 8) + 2) | 0)] = result_2;
+    next_f32[((imul(i, 8) + 3) | 0)] = result_3;
+    next_f32[((imul(i, 8) + 4) | 0)] = result_4;
+    next_f32[((imul(i, 8) + 5) | 0)] = result_5;
+    next_f32[((imul(i, 8) + 6) | 0)] = result_6;
+    next_f32[((imul(i, 8) + 7) | 0)] = result_7;
+  }
+  if (alive === 0) return;
 }

@@ -11,6 +11,11 @@ struct StepParams {
   softening2: f32,
   n: i32,
 }
+struct Balance {
+  blocks: i32,
+  group: i32,
+  tile: i32,
+}
 
 fn pull(acc: vec3<f32>, p: vec3<f32>, q: vec4<f32>, softening2: f32) -> vec3<f32> {
   let d: vec3<f32> = q.xyz - p;
@@ -22,6 +27,18 @@ fn pull(acc: vec3<f32>, p: vec3<f32>, q: vec4<f32>, softening2: f32) -> vec3<f32
 fn advance(body: Particle, acc: vec3<f32>, dt: f32) -> Particle {
   let vel: vec3<f32> = body.vel + acc * vec3<f32>(dt);
   return Particle(body.pos + vel * vec3<f32>(dt), body.mass, vel, length(vel));
+}
+
+fn rangeStart(b: i32, q: i32, r: i32, blocks: i32) -> i32 {
+  return b * q + b * r / blocks;
+}
+
+fn blockOf(unit: i32, q: i32, r: i32, blocks: i32) -> i32 {
+  var b: i32 = unit / (q + 1i);
+  while (b + 1i < blocks && rangeStart(b + 1i, q, r, blocks) <= unit) {
+    b++;
+  }
+  return b;
 }
 
 // Kernel step specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false.
@@ -6913,4 +6930,2804 @@ fn step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true(@builtin(local_invocation_id) loca
       step_BLOCK_504_BODIES_6_SPLIT_6_AHEAD_true_next[first + 420i] = advance(mine[5i], acc[5i], params.dt);
     }
   }
+}
+
+// Kernel pulls specialized for BLOCK = 64, BODIES = 1, SPLIT = 1, AHEAD = false.
+@group(0) @binding(0) var<storage, read_write> pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_partials: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_bodies: array<Particle>;
+struct pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_params: pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_Params;
+var<workgroup> pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile: array<vec4<f32>, 64>;
+@compute @workgroup_size(64, 1, 1)
+fn pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let params: StepParams = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_params.params;
+  var mine: array<vec3<f32>, 1>;
+  var acc: array<vec3<f32>, 1>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid;
+  let n: i32 = params.n;
+  let tiles: i32 = (n + 64i - 1i) / 64i;
+  let units: i32 = (n + 64i - 1i) / 64i * tiles;
+  let blocks: i32 = i32(num_groups.x);
+  let q: i32 = units / blocks;
+  let r: i32 = units - q * blocks;
+  let end: i32 = rangeStart(i32(group_id.x) + 1i, q, r, blocks);
+  var unit: i32 = rangeStart(i32(group_id.x), q, r, blocks);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  while (unit < end) {
+    let group: i32 = unit / tiles;
+    let stop: i32 = min(end, (group + 1i) * tiles);
+    let first: i32 = group * 64i + lane;
+    mine[0i] = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_bodies[min(first + 0i, n - 1i)].pos;
+    acc[0i] = vec3<f32>(0.0f);
+    let last: i32 = (stop - group * tiles) * 64i;
+    for (var start: i32 = (unit - group * tiles) * 64i; start < last; start += 64i) {
+      {
+        let j: i32 = start + tid;
+        if (j < n) {
+          let other: Particle = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_bodies[j];
+          pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(other.pos, other.mass);
+        } else {
+          pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[tid] = vec4<f32>(0.0f);
+        }
+      }
+      workgroupBarrier();
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[0i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[1i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[2i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[3i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[4i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[5i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[6i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[7i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[8i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[9i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[10i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[11i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[12i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[13i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[14i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[15i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[16i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[17i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[18i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[19i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[20i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[21i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[22i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[23i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[24i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[25i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[26i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[27i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[28i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[29i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[30i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[31i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[32i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[33i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[34i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[35i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[36i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[37i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[38i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[39i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[40i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[41i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[42i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[43i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[44i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[45i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[46i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[47i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[48i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[49i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[50i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[51i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[52i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[53i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[54i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[55i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[56i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[57i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[58i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[59i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[60i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[61i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[62i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_tile[63i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+      }
+      workgroupBarrier();
+    }
+    {
+      pulls_BLOCK_64_BODIES_1_SPLIT_1_AHEAD_false_partials[first + 0i + i32(group_id.x) * 64i] = vec4<f32>(acc[0i], 0.0f);
+    }
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 64, BODIES = 2, SPLIT = 2, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_partials: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_bodies: array<Particle>;
+struct pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_params: pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_Params;
+var<workgroup> pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile: array<vec4<f32>, 64>;
+@compute @workgroup_size(64, 1, 1)
+fn pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let params: StepParams = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_params.params;
+  var mine: array<vec3<f32>, 2>;
+  var acc: array<vec3<f32>, 2>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 32i;
+  let slice: i32 = tid / 32i;
+  let n: i32 = params.n;
+  let tiles: i32 = (n + 64i - 1i) / 64i;
+  let units: i32 = (n + 64i - 1i) / 64i * tiles;
+  let blocks: i32 = i32(num_groups.x);
+  let q: i32 = units / blocks;
+  let r: i32 = units - q * blocks;
+  let end: i32 = rangeStart(i32(group_id.x) + 1i, q, r, blocks);
+  var unit: i32 = rangeStart(i32(group_id.x), q, r, blocks);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  {
+    let j: i32 = unit % tiles * 64i + tid;
+    if (j < n) {
+      let other: Particle = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_bodies[j];
+      ahead = vec4<f32>(other.pos, other.mass);
+    }
+  }
+  while (unit < end) {
+    let group: i32 = unit / tiles;
+    let stop: i32 = min(end, (group + 1i) * tiles);
+    let first: i32 = group * 64i + lane;
+    mine[0i] = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_bodies[min(first + 0i, n - 1i)].pos;
+    acc[0i] = vec3<f32>(0.0f);
+    mine[1i] = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_bodies[min(first + 32i, n - 1i)].pos;
+    acc[1i] = vec3<f32>(0.0f);
+    let last: i32 = (stop - group * tiles) * 64i;
+    for (var start: i32 = (unit - group * tiles) * 64i; start < last; start += 64i) {
+      {
+        pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[tid] = ahead;
+      }
+      workgroupBarrier();
+      {
+        let following: i32 = select(0i, start + 64i, (start + 64i < n));
+        let j_1: i32 = following + tid;
+        ahead = vec4<f32>(0.0f);
+        if (j_1 < n) {
+          let other_1: Particle = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_bodies[j_1];
+          ahead = vec4<f32>(other_1.pos, other_1.mass);
+        }
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 0i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 1i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 2i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 3i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 4i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 5i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 6i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 7i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 8i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 9i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 10i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 11i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 12i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 13i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 14i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 15i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 16i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 17i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 18i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 19i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 20i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 21i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 22i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 23i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 24i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 25i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 26i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 27i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 28i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 29i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 30i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[slice * 32i + 31i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+      }
+      workgroupBarrier();
+    }
+    {
+      pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[0i] = acc[0i] + pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[32i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[1i] = acc[1i] + pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_tile[32i + lane].xyz;
+      }
+      workgroupBarrier();
+    }
+    if (slice == 0i) {
+      pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_partials[first + 0i + i32(group_id.x) * 64i] = vec4<f32>(acc[0i], 0.0f);
+      pulls_BLOCK_64_BODIES_2_SPLIT_2_AHEAD_true_partials[first + 32i + i32(group_id.x) * 64i] = vec4<f32>(acc[1i], 0.0f);
+    }
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 512, BODIES = 8, SPLIT = 8, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies: array<Particle>;
+struct pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_params: pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_Params;
+var<workgroup> pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile: array<vec4<f32>, 512>;
+@compute @workgroup_size(512, 1, 1)
+fn pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let params: StepParams = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_params.params;
+  var mine: array<vec3<f32>, 8>;
+  var acc: array<vec3<f32>, 8>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 64i;
+  let slice: i32 = tid / 64i;
+  let n: i32 = params.n;
+  let tiles: i32 = (n + 512i - 1i) / 512i;
+  let units: i32 = (n + 512i - 1i) / 512i * tiles;
+  let blocks: i32 = i32(num_groups.x);
+  let q: i32 = units / blocks;
+  let r: i32 = units - q * blocks;
+  let end: i32 = rangeStart(i32(group_id.x) + 1i, q, r, blocks);
+  var unit: i32 = rangeStart(i32(group_id.x), q, r, blocks);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  {
+    let j: i32 = unit % tiles * 512i + tid;
+    if (j < n) {
+      let other: Particle = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[j];
+      ahead = vec4<f32>(other.pos, other.mass);
+    }
+  }
+  while (unit < end) {
+    let group: i32 = unit / tiles;
+    let stop: i32 = min(end, (group + 1i) * tiles);
+    let first: i32 = group * 512i + lane;
+    mine[0i] = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 0i, n - 1i)].pos;
+    acc[0i] = vec3<f32>(0.0f);
+    mine[1i] = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 64i, n - 1i)].pos;
+    acc[1i] = vec3<f32>(0.0f);
+    mine[2i] = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 128i, n - 1i)].pos;
+    acc[2i] = vec3<f32>(0.0f);
+    mine[3i] = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 192i, n - 1i)].pos;
+    acc[3i] = vec3<f32>(0.0f);
+    mine[4i] = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 256i, n - 1i)].pos;
+    acc[4i] = vec3<f32>(0.0f);
+    mine[5i] = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 320i, n - 1i)].pos;
+    acc[5i] = vec3<f32>(0.0f);
+    mine[6i] = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 384i, n - 1i)].pos;
+    acc[6i] = vec3<f32>(0.0f);
+    mine[7i] = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 448i, n - 1i)].pos;
+    acc[7i] = vec3<f32>(0.0f);
+    let last: i32 = (stop - group * tiles) * 512i;
+    for (var start: i32 = (unit - group * tiles) * 512i; start < last; start += 512i) {
+      {
+        pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = ahead;
+      }
+      workgroupBarrier();
+      {
+        let following: i32 = select(0i, start + 512i, (start + 512i < n));
+        let j_1: i32 = following + tid;
+        ahead = vec4<f32>(0.0f);
+        if (j_1 < n) {
+          let other_1: Particle = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_bodies[j_1];
+          ahead = vec4<f32>(other_1.pos, other_1.mass);
+        }
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 0i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 1i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 2i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 3i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 4i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 5i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 6i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 7i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 8i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 9i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 10i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 11i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 12i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 13i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 14i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 15i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 16i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 17i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 18i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 19i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 20i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 21i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 22i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 23i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 24i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 25i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 26i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 27i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 28i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 29i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 30i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 31i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 32i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 33i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 34i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 35i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 36i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 37i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 38i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 39i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 40i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 41i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 42i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 43i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 44i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 45i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 46i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 47i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 48i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 49i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 50i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 51i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 52i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 53i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 54i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 55i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 56i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 57i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 58i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 59i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 60i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 61i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 62i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 64i + 63i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      workgroupBarrier();
+    }
+    {
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[0i] = acc[0i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[1i] = acc[1i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[2i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[2i] = acc[2i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[3i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[3i] = acc[3i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[4i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[4i] = acc[4i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[5i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[5i] = acc[5i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[6i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[6i] = acc[6i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[7i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[7i] = acc[7i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[256i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[320i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[384i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_tile[448i + lane].xyz;
+      }
+      workgroupBarrier();
+    }
+    if (slice == 0i) {
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 0i + i32(group_id.x) * 512i] = vec4<f32>(acc[0i], 0.0f);
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 64i + i32(group_id.x) * 512i] = vec4<f32>(acc[1i], 0.0f);
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 128i + i32(group_id.x) * 512i] = vec4<f32>(acc[2i], 0.0f);
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 192i + i32(group_id.x) * 512i] = vec4<f32>(acc[3i], 0.0f);
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 256i + i32(group_id.x) * 512i] = vec4<f32>(acc[4i], 0.0f);
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 320i + i32(group_id.x) * 512i] = vec4<f32>(acc[5i], 0.0f);
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 384i + i32(group_id.x) * 512i] = vec4<f32>(acc[6i], 0.0f);
+      pulls_BLOCK_512_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 448i + i32(group_id.x) * 512i] = vec4<f32>(acc[7i], 0.0f);
+    }
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 256, BODIES = 8, SPLIT = 8, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies: array<Particle>;
+struct pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_params: pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_Params;
+var<workgroup> pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile: array<vec4<f32>, 256>;
+@compute @workgroup_size(256, 1, 1)
+fn pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let params: StepParams = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_params.params;
+  var mine: array<vec3<f32>, 8>;
+  var acc: array<vec3<f32>, 8>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 32i;
+  let slice: i32 = tid / 32i;
+  let n: i32 = params.n;
+  let tiles: i32 = (n + 256i - 1i) / 256i;
+  let units: i32 = (n + 256i - 1i) / 256i * tiles;
+  let blocks: i32 = i32(num_groups.x);
+  let q: i32 = units / blocks;
+  let r: i32 = units - q * blocks;
+  let end: i32 = rangeStart(i32(group_id.x) + 1i, q, r, blocks);
+  var unit: i32 = rangeStart(i32(group_id.x), q, r, blocks);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  {
+    let j: i32 = unit % tiles * 256i + tid;
+    if (j < n) {
+      let other: Particle = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[j];
+      ahead = vec4<f32>(other.pos, other.mass);
+    }
+  }
+  while (unit < end) {
+    let group: i32 = unit / tiles;
+    let stop: i32 = min(end, (group + 1i) * tiles);
+    let first: i32 = group * 256i + lane;
+    mine[0i] = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 0i, n - 1i)].pos;
+    acc[0i] = vec3<f32>(0.0f);
+    mine[1i] = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 32i, n - 1i)].pos;
+    acc[1i] = vec3<f32>(0.0f);
+    mine[2i] = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 64i, n - 1i)].pos;
+    acc[2i] = vec3<f32>(0.0f);
+    mine[3i] = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 96i, n - 1i)].pos;
+    acc[3i] = vec3<f32>(0.0f);
+    mine[4i] = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 128i, n - 1i)].pos;
+    acc[4i] = vec3<f32>(0.0f);
+    mine[5i] = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 160i, n - 1i)].pos;
+    acc[5i] = vec3<f32>(0.0f);
+    mine[6i] = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 192i, n - 1i)].pos;
+    acc[6i] = vec3<f32>(0.0f);
+    mine[7i] = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 224i, n - 1i)].pos;
+    acc[7i] = vec3<f32>(0.0f);
+    let last: i32 = (stop - group * tiles) * 256i;
+    for (var start: i32 = (unit - group * tiles) * 256i; start < last; start += 256i) {
+      {
+        pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = ahead;
+      }
+      workgroupBarrier();
+      {
+        let following: i32 = select(0i, start + 256i, (start + 256i < n));
+        let j_1: i32 = following + tid;
+        ahead = vec4<f32>(0.0f);
+        if (j_1 < n) {
+          let other_1: Particle = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_bodies[j_1];
+          ahead = vec4<f32>(other_1.pos, other_1.mass);
+        }
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 0i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 1i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 2i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 3i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 4i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 5i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 6i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 7i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 8i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 9i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 10i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 11i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 12i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 13i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 14i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 15i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 16i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 17i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 18i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 19i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 20i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 21i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 22i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 23i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 24i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 25i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 26i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 27i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 28i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 29i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 30i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 32i + 31i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      workgroupBarrier();
+    }
+    {
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[0i] = acc[0i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[32i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[96i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[160i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[1i] = acc[1i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[32i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[96i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[160i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[2i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[2i] = acc[2i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[32i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[96i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[160i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[3i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[3i] = acc[3i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[32i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[96i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[160i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[4i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[4i] = acc[4i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[32i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[96i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[160i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[5i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[5i] = acc[5i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[32i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[96i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[160i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[6i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[6i] = acc[6i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[32i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[96i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[160i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[7i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[7i] = acc[7i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[32i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[64i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[96i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[128i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[160i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[192i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+      }
+      workgroupBarrier();
+    }
+    if (slice == 0i) {
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 0i + i32(group_id.x) * 256i] = vec4<f32>(acc[0i], 0.0f);
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 32i + i32(group_id.x) * 256i] = vec4<f32>(acc[1i], 0.0f);
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 64i + i32(group_id.x) * 256i] = vec4<f32>(acc[2i], 0.0f);
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 96i + i32(group_id.x) * 256i] = vec4<f32>(acc[3i], 0.0f);
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 128i + i32(group_id.x) * 256i] = vec4<f32>(acc[4i], 0.0f);
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 160i + i32(group_id.x) * 256i] = vec4<f32>(acc[5i], 0.0f);
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 192i + i32(group_id.x) * 256i] = vec4<f32>(acc[6i], 0.0f);
+      pulls_BLOCK_256_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 224i + i32(group_id.x) * 256i] = vec4<f32>(acc[7i], 0.0f);
+    }
+    unit = stop;
+  }
+}
+
+// Kernel pulls specialized for BLOCK = 448, BODIES = 8, SPLIT = 8, AHEAD = true.
+@group(0) @binding(0) var<storage, read_write> pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies: array<Particle>;
+struct pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_Params {
+  @align(16) params: StepParams,
+}
+@group(0) @binding(2) var<uniform> pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_params: pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_Params;
+var<workgroup> pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile: array<vec4<f32>, 448>;
+@compute @workgroup_size(448, 1, 1)
+fn pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>, @builtin(num_workgroups) num_groups: vec3<u32>) {
+  let params: StepParams = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_params.params;
+  var mine: array<vec3<f32>, 8>;
+  var acc: array<vec3<f32>, 8>;
+  let tid: i32 = i32(local_id.x);
+  let lane: i32 = tid % 56i;
+  let slice: i32 = tid / 56i;
+  let n: i32 = params.n;
+  let tiles: i32 = (n + 448i - 1i) / 448i;
+  let units: i32 = (n + 448i - 1i) / 448i * tiles;
+  let blocks: i32 = i32(num_groups.x);
+  let q: i32 = units / blocks;
+  let r: i32 = units - q * blocks;
+  let end: i32 = rangeStart(i32(group_id.x) + 1i, q, r, blocks);
+  var unit: i32 = rangeStart(i32(group_id.x), q, r, blocks);
+  var ahead: vec4<f32> = vec4<f32>(0.0f);
+  {
+    let j: i32 = unit % tiles * 448i + tid;
+    if (j < n) {
+      let other: Particle = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[j];
+      ahead = vec4<f32>(other.pos, other.mass);
+    }
+  }
+  while (unit < end) {
+    let group: i32 = unit / tiles;
+    let stop: i32 = min(end, (group + 1i) * tiles);
+    let first: i32 = group * 448i + lane;
+    mine[0i] = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 0i, n - 1i)].pos;
+    acc[0i] = vec3<f32>(0.0f);
+    mine[1i] = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 56i, n - 1i)].pos;
+    acc[1i] = vec3<f32>(0.0f);
+    mine[2i] = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 112i, n - 1i)].pos;
+    acc[2i] = vec3<f32>(0.0f);
+    mine[3i] = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 168i, n - 1i)].pos;
+    acc[3i] = vec3<f32>(0.0f);
+    mine[4i] = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 224i, n - 1i)].pos;
+    acc[4i] = vec3<f32>(0.0f);
+    mine[5i] = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 280i, n - 1i)].pos;
+    acc[5i] = vec3<f32>(0.0f);
+    mine[6i] = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 336i, n - 1i)].pos;
+    acc[6i] = vec3<f32>(0.0f);
+    mine[7i] = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[min(first + 392i, n - 1i)].pos;
+    acc[7i] = vec3<f32>(0.0f);
+    let last: i32 = (stop - group * tiles) * 448i;
+    for (var start: i32 = (unit - group * tiles) * 448i; start < last; start += 448i) {
+      {
+        pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = ahead;
+      }
+      workgroupBarrier();
+      {
+        let following: i32 = select(0i, start + 448i, (start + 448i < n));
+        let j_1: i32 = following + tid;
+        ahead = vec4<f32>(0.0f);
+        if (j_1 < n) {
+          let other_1: Particle = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_bodies[j_1];
+          ahead = vec4<f32>(other_1.pos, other_1.mass);
+        }
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 0i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 1i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 2i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 3i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 4i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 5i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 6i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 7i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 8i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 9i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 10i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 11i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 12i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 13i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 14i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 15i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 16i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 17i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 18i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 19i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 20i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 21i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 22i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 23i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 24i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 25i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 26i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 27i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 28i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 29i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 30i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 31i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 32i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 33i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 34i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 35i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 36i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 37i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 38i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 39i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 40i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 41i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 42i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 43i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 44i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 45i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 46i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 47i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 48i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 49i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 50i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 51i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 52i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 53i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 54i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      {
+        let q4: vec4<f32> = pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[slice * 56i + 55i];
+        acc[0i] = pull(acc[0i], mine[0i], q4, params.softening2);
+        acc[1i] = pull(acc[1i], mine[1i], q4, params.softening2);
+        acc[2i] = pull(acc[2i], mine[2i], q4, params.softening2);
+        acc[3i] = pull(acc[3i], mine[3i], q4, params.softening2);
+        acc[4i] = pull(acc[4i], mine[4i], q4, params.softening2);
+        acc[5i] = pull(acc[5i], mine[5i], q4, params.softening2);
+        acc[6i] = pull(acc[6i], mine[6i], q4, params.softening2);
+        acc[7i] = pull(acc[7i], mine[7i], q4, params.softening2);
+      }
+      workgroupBarrier();
+    }
+    {
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[0i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[0i] = acc[0i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[56i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[112i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[168i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[280i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[336i + lane].xyz;
+        acc[0i] = acc[0i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[392i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[1i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[1i] = acc[1i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[56i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[112i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[168i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[280i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[336i + lane].xyz;
+        acc[1i] = acc[1i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[392i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[2i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[2i] = acc[2i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[56i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[112i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[168i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[280i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[336i + lane].xyz;
+        acc[2i] = acc[2i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[392i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[3i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[3i] = acc[3i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[56i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[112i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[168i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[280i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[336i + lane].xyz;
+        acc[3i] = acc[3i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[392i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[4i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[4i] = acc[4i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[56i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[112i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[168i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[280i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[336i + lane].xyz;
+        acc[4i] = acc[4i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[392i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[5i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[5i] = acc[5i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[56i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[112i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[168i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[280i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[336i + lane].xyz;
+        acc[5i] = acc[5i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[392i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[6i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[6i] = acc[6i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[56i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[112i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[168i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[280i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[336i + lane].xyz;
+        acc[6i] = acc[6i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[392i + lane].xyz;
+      }
+      workgroupBarrier();
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[tid] = vec4<f32>(acc[7i], 0.0f);
+      workgroupBarrier();
+      if (slice == 0i) {
+        acc[7i] = acc[7i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[56i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[112i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[168i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[224i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[280i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[336i + lane].xyz;
+        acc[7i] = acc[7i] + pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_tile[392i + lane].xyz;
+      }
+      workgroupBarrier();
+    }
+    if (slice == 0i) {
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 0i + i32(group_id.x) * 448i] = vec4<f32>(acc[0i], 0.0f);
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 56i + i32(group_id.x) * 448i] = vec4<f32>(acc[1i], 0.0f);
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 112i + i32(group_id.x) * 448i] = vec4<f32>(acc[2i], 0.0f);
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 168i + i32(group_id.x) * 448i] = vec4<f32>(acc[3i], 0.0f);
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 224i + i32(group_id.x) * 448i] = vec4<f32>(acc[4i], 0.0f);
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 280i + i32(group_id.x) * 448i] = vec4<f32>(acc[5i], 0.0f);
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 336i + i32(group_id.x) * 448i] = vec4<f32>(acc[6i], 0.0f);
+      pulls_BLOCK_448_BODIES_8_SPLIT_8_AHEAD_true_partials[first + 392i + i32(group_id.x) * 448i] = vec4<f32>(acc[7i], 0.0f);
+    }
+    unit = stop;
+  }
+}
+
+// Kernel gather.
+@group(0) @binding(0) var<storage, read_write> gather_next: array<Particle>;
+@group(0) @binding(1) var<storage, read> gather_bodies: array<Particle>;
+@group(0) @binding(2) var<storage, read> gather_partials: array<vec4<f32>>;
+struct gather_Params {
+  @align(16) @size(16) params: StepParams,
+  @align(16) balance: Balance,
+}
+@group(0) @binding(3) var<uniform> gather_params: gather_Params;
+@compute @workgroup_size(256, 1, 1)
+fn gather(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let params: StepParams = gather_params.params;
+  let balance: Balance = gather_params.balance;
+  let i: i32 = i32(group_id.x) * 256i + i32(local_id.x);
+  let n: i32 = params.n;
+  if (i >= n) {
+    return;
+  }
+  let tiles: i32 = (n + balance.tile - 1i) / balance.tile;
+  let units: i32 = (n + balance.group - 1i) / balance.group * tiles;
+  let blocks: i32 = balance.blocks;
+  let q: i32 = units / blocks;
+  let r: i32 = units - q * blocks;
+  let group: i32 = i / balance.group;
+  let after: i32 = (group + 1i) * tiles;
+  var b: i32 = blockOf(group * tiles, q, r, blocks);
+  var from_1: i32 = rangeStart(b, q, r, blocks);
+  var acc: vec3<f32> = vec3<f32>(0.0f);
+  while (b < blocks && from_1 < after) {
+    let to: i32 = rangeStart(b + 1i, q, r, blocks);
+    if (to > from_1) {
+      acc = acc + gather_partials[i + b * balance.group].xyz;
+    }
+    from_1 = to;
+    b++;
+  }
+  gather_next[i] = advance(gather_bodies[i], acc, params.dt);
 }
