@@ -729,11 +729,12 @@ def section_transformer_ops(torch, F, kernels, tsk, generator):
         grad, poisoned = poisoned_call_typed(torch, kernels.gelu_bf16_backward, (x, dy), [(shape, bf16)])
         x64 = x.double().requires_grad_()
         (ref,) = torch.autograd.grad(gelu64(x64), x64, dy.double())
-        record({"op": "gelu_bf16_backward", "shape": shape, "poisoned": poisoned, **compare(torch, grad, ref, 1e-6, BF16_ROUNDING)})
+        # atol as the f32 operator's: the slope's 1 − tanh² cancels for large |x| in f32.
+        record({"op": "gelu_bf16_backward", "shape": shape, "poisoned": poisoned, **compare(torch, grad, ref, 1e-5, BF16_ROUNDING)})
         for route, fn in (("autograd, eager route", kernels.gelu_bf16), ("autograd, torch.ops", ops.gelu_bf16)):
             xg = x.clone().requires_grad_()
             (g,) = torch.autograd.grad(fn(xg), xg, dy)
-            record({"op": f"gelu_bf16 gradient ({route})", "shape": shape, **compare(torch, g, ref, 1e-6, BF16_ROUNDING)})
+            record({"op": f"gelu_bf16 gradient ({route})", "shape": shape, **compare(torch, g, ref, 1e-5, BF16_ROUNDING)})
 
     for shape in [(8192, 256), (2, 3, 1000), (64, 4096)]:
         cols = shape[-1]
