@@ -5,11 +5,14 @@
  * declarations through the runtime's `declaredLaunch` (the sizes from the shapes, the first
  * specialization whose requirements hold, the declared grid): each against a float64 reference, with fresh
  * random inputs and outputs poisoned with NaN. The same kernels run as PyTorch operators on the GPU in
- * examples/torch-app/check.py.
+ * examples/torch-app/check.py. The bf16 kernels of the example's transformer (geluBf16, layerNormBf16 and their
+ * gradients) likewise, from bf16 inputs (whose widening is exact) against float64: within the rounding of the
+ * bf16 result (2⁻⁸ relative, absolute below 1) plus the f32 computation's error.
  */
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { bf16Bits, bf16FromBits } from "../compiler/lang/float16.ts";
 import { compileKernelLibrary, declaredLaunch, evaluateFormula, type Device, type KernelHandle, type KernelLibrary } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { foldFormula } from "../compiler/index.ts";
@@ -132,6 +135,97 @@ for (const backend of backends) {
         expect(launch.grid).toEqual([Math.ceil(rows / 16), 1, 1]);
         await device.launch(launch.kernel, launch);
         expect(worst(await device.read(gradInput), gx, 1)).toBeLessThan(1e-4);
+        expect(worst(await device.read(gradGamma), gg, 1)).toBeLessThan(1e-4);
+        expect(worst(await device.read(gradBeta), gb, 1)).toBeLessThan(1e-4);
+      });
+    }
+
+    // bf16: random values rounded to bf16, as bits for the buffer and as the numbers they are for the reference.
+    const randomBf16 = (length: number, scale = 1, offset = 0) => {
+      const bits = Uint16Array.from({ length }, () => bf16Bits((Math.random() * 2 - 1) * scale + offset));
+      return { bits, values: Array.from(bits, bf16FromBits) };
+    };
+    const poisonedBf16 = (length: number) => device.createBuffer("bf16", new Uint16Array(length).fill(0x7fc0));
+    const readBf16 = async (buffer: Parameters<Device["read"]>[0]) => Array.from((await device.read(buffer, { bits: true })) as Uint16Array, bf16FromBits);
+    const bf16Bound = 2 ** -8 + 1e-5; // bf16 keeps 8 significant bits: rounding to nearest is within 2⁻⁸ relative
+
+    test("geluBf16 and geluBf16Backward", async () => {
+      const n = 3 * 341;
+      const x = randomBf16(n, 4);
+      const dy = randomBf16(n);
+      const input = device.createBuffer("bf16", x.bits);
+      const out = poisonedBf16(n);
+      let launch = declaredLaunch(specializations("geluBf16"), { out: { buffer: out, shape: [3, 341] }, input: { buffer: input, shape: [3, 341] } });
+      expect(launch.kernel.description.entryName).toBe("geluBf16_T_bf16");
+      await device.launch(launch.kernel, launch);
+      expect(worst(await readBf16(out), x.values.map(geluTanh), 1)).toBeLessThan(bf16Bound);
+
+      const grad = poisonedBf16(n);
+      launch = declaredLaunch(specializations("geluBf16Backward"), { gradInput: { buffer: grad, shape: [n] }, input: { buffer: input, shape: [n] }, gradOut: { buffer: device.createBuffer("bf16", dy.bits), shape: [n] } });
+      await device.launch(launch.kernel, launch);
+      expect(worst(await readBf16(grad), x.values.map((v, i) => dy.values[i]! * geluSlope(v)), 1)).toBeLessThan(bf16Bound);
+    });
+
+    for (const [rows, cols, entry] of [
+      [37, 256, "THREADS_64_ITEMS_1"],
+      [5, 1000, "THREADS_128_ITEMS_2"],
+    ] as const) {
+      test(`layerNormBf16 and layerNormBf16Backward, ${rows}×${cols} (${entry})`, async () => {
+        const eps = 1e-5;
+        const x = randomBf16(rows * cols, 2, 0.5);
+        const dy = randomBf16(rows * cols);
+        const gamma = random(cols);
+        const beta = random(cols);
+        const input = device.createBuffer("bf16", x.bits);
+        const gammaBuffer = device.createBuffer(gamma);
+        const out = poisonedBf16(rows * cols);
+        let launch = declaredLaunch(
+          specializations("layerNormBf16"),
+          { out: { buffer: out, shape: [rows, cols] }, input: { buffer: input, shape: [rows, cols] }, gamma: { buffer: gammaBuffer, shape: [cols] }, beta: { buffer: device.createBuffer(beta), shape: [cols] } },
+          { eps },
+        );
+        expect(launch.kernel.description.entryName).toBe(`layerNormBf16_T_bf16_${entry}`);
+        await device.launch(launch.kernel, launch);
+
+        const y = new Float64Array(rows * cols);
+        const gx = new Float64Array(rows * cols);
+        const gg = new Float64Array(cols);
+        const gb = new Float64Array(cols);
+        for (let r = 0; r < rows; r++) {
+          const row = x.values.slice(r * cols, (r + 1) * cols);
+          const mean = row.reduce((a, b) => a + b, 0) / cols;
+          const rstd = 1 / Math.sqrt(row.reduce((a, b) => a + (b - mean) ** 2, 0) / cols + Math.fround(eps));
+          const xhat = row.map((v) => (v - mean) * rstd);
+          const g = xhat.map((_, c) => dy.values[r * cols + c]! * gamma[c]!);
+          const meanG = g.reduce((a, b) => a + b, 0) / cols;
+          const meanGX = g.reduce((a, b, c) => a + b * xhat[c]!, 0) / cols;
+          for (let c = 0; c < cols; c++) {
+            y[r * cols + c] = xhat[c]! * gamma[c]! + beta[c]!;
+            gx[r * cols + c] = rstd * (g[c]! - meanG - xhat[c]! * meanGX);
+            gg[c] += dy.values[r * cols + c]! * xhat[c]!;
+            gb[c] += dy.values[r * cols + c]!;
+          }
+        }
+        expect(worst(await readBf16(out), y, 1)).toBeLessThan(bf16Bound);
+
+        const gradInput = poisonedBf16(rows * cols);
+        const gradGamma = device.createBuffer("f32", cols);
+        const gradBeta = device.createBuffer("f32", cols);
+        launch = declaredLaunch(
+          specializations("layerNormBf16Backward"),
+          {
+            gradInput: { buffer: gradInput, shape: [rows, cols] },
+            gradGamma: { buffer: gradGamma, shape: [cols] },
+            gradBeta: { buffer: gradBeta, shape: [cols] },
+            input: { buffer: input, shape: [rows, cols] },
+            gamma: { buffer: gammaBuffer, shape: [cols] },
+            gradOut: { buffer: device.createBuffer("bf16", dy.bits), shape: [rows, cols] },
+          },
+          { eps },
+        );
+        await device.launch(launch.kernel, launch);
+        expect(worst(await readBf16(gradInput), gx, 1)).toBeLessThan(bf16Bound);
+        // gradGamma and gradBeta are f32 sums over the rows.
         expect(worst(await device.read(gradGamma), gg, 1)).toBeLessThan(1e-4);
         expect(worst(await device.read(gradBeta), gb, 1)).toBeLessThan(1e-4);
       });

@@ -32,6 +32,19 @@ Sections (each one's result, or its error, goes into the JSON report; the exit s
   eager; torch.library.opcheck of tskernel::matmul16, attention_forward and attention_backward.
 These three need the prebuilt kernels in the build (examples/hgemm-wgmma-ws.ts, hgemm-tiled.ts, flash-attention-fold.ts,
 flash-attention-backward.ts: examples/torch-app/README.md) and an sm_90 GPU for attention.
+- transformer_ops: the bf16 operators of kernels.ts (gelu_bf16, layer_norm_bf16 and their backward kernels)
+  against float64 with fresh random inputs and poisoned outputs, their gradients through autograd (both
+  routes), PyTorch's own bf16 errors beside them, opcheck; and tskernel_torch.attention's gradients at the
+  transformer's shape against float64;
+- transformer: the bf16 transformer of model.py trained 300 steps (--transformer-steps) from one seed with
+  PyTorch's operators (F.scaled_dot_product_attention, F.layer_norm, F.gelu) and with tskernel's
+  (tskernel_torch.attention, layer_norm_bf16, gelu_bf16): the mean loss of the last 50 steps within 2·10⁻²
+  relative and the first step's within 10⁻² (model.curve_comparison), another seed's spread beside it for
+  scale, tokens per second of both;
+- transformer_compile: that model under torch.compile(fullgraph=True), --compile-steps steps against the eager
+  run (needs the transformer section in the same run).
+`--only transformer_ops,transformer,transformer_compile` runs these three (the prebuilt attention kernels and an
+sm_90 GPU needed).
 """
 
 import argparse
@@ -190,11 +203,11 @@ def section_stream(torch, kernels):
     return {"maxAbsError": error, "pass": error < 1e-6}
 
 
-def train(torch, model_module, ops, data, steps, compiled=False, record_every=1):
+def train(torch, model_module, ops, data, steps, compiled=False, make=None, lr=2e-3, seed=0):
     device = torch.device("cuda")
-    model = model_module.make_model(ops, device)
+    model = (make or model_module.make_model)(ops, device, seed=seed)
     step_model = torch.compile(model, fullgraph=True) if compiled else model
-    optimizer = model_module.optimizer_for(model)
+    optimizer = model_module.optimizer_for(model, lr)
     losses, times = [], []
     for step in range(steps):
         windows, targets = data[step]
@@ -668,12 +681,217 @@ def section_tensor_ops_compile(torch, tsk, generator):
     return result
 
 
+# ---- the bf16 transformer: its operators, training, compile -------------------------------------------------
+
+BF16_ROUNDING = 2.0**-8  # bf16 keeps 8 significant bits: a result rounded to nearest is within 2^-8 relative
+
+
+def poisoned_call_typed(torch, op, args, outputs):
+    """poisoned_call with each output's dtype: `outputs` is [(shape, dtype)]; NaN blocks of those sizes are
+    freed just before the call, for the caching allocator to hand to the operator's outputs."""
+    poison = [torch.full(shape, float("nan"), dtype=dtype, device="cuda") for shape, dtype in outputs]
+    addresses = {p.data_ptr() for p in poison}
+    del poison
+    result = op(*args)
+    found = result if isinstance(result, tuple) else (result,)
+    return result, all(o.data_ptr() in addresses for o in found)
+
+
+def section_transformer_ops(torch, F, kernels, tsk, generator):
+    """The bf16 operators of the transformer against float64, gradcheck-style (torch.autograd.gradcheck's
+    finite differences mean nothing in bf16): on fresh random bf16 inputs (whose widening to float64 is exact)
+    and f32 gamma/beta, each output poisoned with NaN first, the operators' results against PyTorch's functions
+    in float64 of the same inputs, elementwise |ours − ref| ≤ atol + rtol·|ref| with rtol the bf16 rounding
+    (2^-8; the f32 gradients of gamma and beta: rows·2^-24, their sums' f32 rounding) and atol the f32
+    computation's error; then the gradients as autograd gets them (the operator's register_autograd through
+    torch.ops, and the eager route) against float64 autograd; PyTorch's own bf16 functions' errors beside ours;
+    torch.library.opcheck of the four operators; and tskernel_torch.attention's gradients at the model's shape
+    (B2 H4 S256 D64, causal) against float64 autograd, bound max(1e-2, 2 × SDPA's)."""
+    cases = []
+    bf16 = torch.bfloat16
+
+    def gelu64(x):
+        return F.gelu(x, approximate="tanh")
+
+    def record(case):
+        cases.append(case)
+        log(f"  {case['op']} {case['shape']}: {'pass' if case['pass'] else 'FAIL'} normwise {case['normwiseRelativeError']:.2e}"
+            + (f" (PyTorch's bf16: {case['torchNormwise']:.2e})" if "torchNormwise" in case else "") + f" poisoned {case.get('poisoned')}")
+
+    ops = torch.ops.tskernel_kernels
+    for shape in [(4096, 1024), (3, 7, 37)]:
+        x = (torch.randn(shape, device="cuda", generator=generator) * 3).to(bf16)
+        out, poisoned = poisoned_call_typed(torch, kernels.gelu_bf16, (x,), [(shape, bf16)])
+        ref = gelu64(x.double())
+        torch_error = normwise(F.gelu(x, approximate="tanh"), ref)
+        record({"op": "gelu_bf16", "shape": shape, "poisoned": poisoned, "torchNormwise": torch_error, **compare(torch, out, ref, 1e-6, BF16_ROUNDING)})
+        dy = torch.randn(shape, device="cuda", generator=generator).to(bf16)
+        grad, poisoned = poisoned_call_typed(torch, kernels.gelu_bf16_backward, (x, dy), [(shape, bf16)])
+        x64 = x.double().requires_grad_()
+        (ref,) = torch.autograd.grad(gelu64(x64), x64, dy.double())
+        # atol as the f32 operator's: the slope's 1 − tanh² cancels for large |x| in f32.
+        record({"op": "gelu_bf16_backward", "shape": shape, "poisoned": poisoned, **compare(torch, grad, ref, 1e-5, BF16_ROUNDING)})
+        for route, fn in (("autograd, eager route", kernels.gelu_bf16), ("autograd, torch.ops", ops.gelu_bf16)):
+            xg = x.clone().requires_grad_()
+            (g,) = torch.autograd.grad(fn(xg), xg, dy)
+            record({"op": f"gelu_bf16 gradient ({route})", "shape": shape, **compare(torch, g, ref, 1e-5, BF16_ROUNDING)})
+
+    for shape in [(8192, 256), (2, 3, 1000), (64, 4096)]:
+        cols = shape[-1]
+        rows = math.prod(shape[:-1])
+        x = (torch.randn(shape, device="cuda", generator=generator) * 2 + 0.5).to(bf16)
+        w = torch.randn(cols, device="cuda", generator=generator)
+        b = torch.randn(cols, device="cuda", generator=generator)
+        out, poisoned = poisoned_call_typed(torch, kernels.layer_norm_bf16, (x, w, b, 1e-5), [(shape, bf16)])
+        x64, w64, b64 = (t.double().requires_grad_() for t in (x, w, b))
+        y64 = F.layer_norm(x64, (cols,), w64, b64, 1e-5)
+        torch_error = normwise(F.layer_norm(x, (cols,), w.to(bf16), b.to(bf16), 1e-5), y64.detach())
+        record({"op": "layer_norm_bf16", "shape": shape, "poisoned": poisoned, "torchNormwise": torch_error, **compare(torch, out, y64.detach(), 1e-4, BF16_ROUNDING)})
+        dy = torch.randn(shape, device="cuda", generator=generator).to(bf16)
+        refs = torch.autograd.grad(y64, (x64, w64, b64), dy.double())
+        sums = max(1e-4, rows * 2.0**-24)
+        tolerances = [(1e-4, BF16_ROUNDING), (1e-4, sums), (1e-4, sums)]
+        found, poisoned = poisoned_call_typed(torch, kernels.layer_norm_bf16_backward, (x, w, dy, 1e-5), [(shape, bf16), ((cols,), torch.float32), ((cols,), torch.float32)])
+        for name, ours, ref, (atol, rtol) in zip(("gradInput", "gradGamma", "gradBeta"), found, refs, tolerances):
+            # gradGamma and gradBeta start as zeros (atomics add into them): only gradInput can be poisoned.
+            record({"op": f"layer_norm_bf16_backward:{name}", "shape": shape, "poisoned": poisoned if name == "gradInput" else None, **compare(torch, ours, ref, atol, rtol)})
+        for route, fn in (("autograd, eager route", kernels.layer_norm_bf16), ("autograd, torch.ops", ops.layer_norm_bf16)):
+            xs = [t.clone().requires_grad_() for t in (x, w, b)]
+            grads = torch.autograd.grad(fn(*xs, 1e-5), xs, dy)
+            for name, ours, ref, (atol, rtol) in zip(("x", "gamma", "beta"), grads, refs, tolerances):
+                record({"op": f"layer_norm_bf16 gradient of {name} ({route})", "shape": shape, **compare(torch, ours, ref, atol, rtol)})
+
+    # opcheck: schema, fake implementation, autograd registration, AOT dispatch.
+    checks = []
+    x = torch.randn(8, 64, device="cuda", generator=generator).to(bf16)
+    w, b = torch.randn(64, device="cuda", generator=generator), torch.randn(64, device="cuda", generator=generator)
+    dy = torch.randn(8, 64, device="cuda", generator=generator).to(bf16)
+    for name, op, args in [
+        ("gelu_bf16", ops.gelu_bf16, (x.clone().requires_grad_(),)),
+        ("gelu_bf16_backward", ops.gelu_bf16_backward, (x, dy)),
+        ("layer_norm_bf16", ops.layer_norm_bf16, (x.clone().requires_grad_(), w.clone().requires_grad_(), b.clone().requires_grad_(), 1e-5)),
+        ("layer_norm_bf16_backward", ops.layer_norm_bf16_backward, (x, w, dy, 1e-5)),
+    ]:
+        found = torch.library.opcheck(op, args)
+        checks.append({"op": name, "result": {key: str(v) for key, v in found.items()}, "pass": all(v == "SUCCESS" for v in found.values())})
+        log(f"  opcheck {name}: {found}")
+
+    # Attention at the model's shape: every gradient against float64 autograd of the same bf16 inputs.
+    b_, h_, s_, d_ = 2, 4, 256, 64
+    q, k, v, do = ((torch.rand(b_, h_, s_, d_, device="cuda", generator=generator) * 2 - 1).to(bf16) for _ in range(4))
+    x64 = [t.double().requires_grad_() for t in (q, k, v)]
+    out64 = F.scaled_dot_product_attention(*x64, is_causal=True)
+    ref = (out64.detach(), *torch.autograd.grad(out64, x64, do.double()))
+    errors = {}
+    for who, fn in (("ours", lambda *t: tsk.attention(*t, causal=True)), ("sdpa", lambda *t: F.scaled_dot_product_attention(*t, is_causal=True))):
+        xs = [t.clone().requires_grad_() for t in (q, k, v)]
+        out = fn(*xs)
+        errors[who] = [normwise(out, ref[0])] + [normwise(g, r) for g, r in zip(torch.autograd.grad(out, xs, do), ref[1:])]
+    bound = [max(1e-2, 2 * e) for e in errors["sdpa"]]
+    attention_case = {"op": "attention (out, dq, dk, dv)", "shape": f"B{b_}H{h_}S{s_}D{d_} causal", "errors": errors, "bound": bound, "pass": all(e <= limit for e, limit in zip(errors["ours"], bound))}
+    log(f"  attention B{b_}H{h_}S{s_}D{d_} causal: {'pass' if attention_case['pass'] else 'FAIL'} out dq dk dv {', '.join(f'{e:.2e}' for e in errors['ours'])} (SDPA {', '.join(f'{e:.2e}' for e in errors['sdpa'])})")
+    return {
+        "bf16Rounding": BF16_ROUNDING,
+        "cases": cases,
+        "opcheck": checks,
+        "attention": attention_case,
+        "pass": all(c["pass"] for c in cases) and all(c["pass"] for c in checks) and attention_case["pass"],
+    }
+
+
+TRANSFORMER_BATCH = 32
+TRANSFORMER_TOLERANCE = 2e-2  # relative, on the mean loss of the last 50 steps (model.curve_comparison)
+
+
+def section_transformer(torch, model_module, kernels, tsk, steps):
+    """The bf16 transformer (model.py) trained from one seed on the same batches with PyTorch's operators and
+    with tskernel's: the mean loss of the last 50 steps and the first step's loss compared
+    (model.curve_comparison); beside it, for scale, PyTorch's model from another seed (seed 1) against seed 0,
+    the spread that a different start gives; the data's two floors (model.second_order_floors) and whether
+    the models got below the one that needs attention (reported, not tested); tokens per second of both."""
+    batch, seq = TRANSFORMER_BATCH, model_module.SEQ
+    data = model_module.transformer_batches(steps, batch, seq)
+    tokens = batch * seq
+    lr = model_module.TRANSFORMER_LR
+    make = model_module.make_transformer
+    ours = model_module.TskernelOps16(kernels, tsk)
+    _, torch_losses, torch_times = train(torch, model_module, model_module.TorchOps16, data, steps, make=make, lr=lr)
+    model, our_losses, our_times = train(torch, model_module, ours, data, steps, make=make, lr=lr)
+    _, seed_losses, _ = train(torch, model_module, model_module.TorchOps16, data, steps, make=make, lr=lr, seed=1)
+    comparison = model_module.curve_comparison(our_losses, torch_losses, 50, TRANSFORMER_TOLERANCE)
+    spread = model_module.curve_comparison(seed_losses, torch_losses, 50, TRANSFORMER_TOLERANCE)
+    floors = model_module.second_order_floors(data)
+    steady = slice(20, None)
+    result = {
+        "steps": steps,
+        "batch": batch,
+        "seq": seq,
+        "tokensPerStep": tokens,
+        "parameters": model_module.transformer_parameters(model),
+        "learningRate": lr,
+        "floors": floors,
+        "uniformLoss": math.log(model_module.VOCAB),
+        "belowOrderOne": {"torch": comparison["meanLossLastWindowReference"] < floors["orderOne"], "tskernel": comparison["meanLossLastWindow"] < floors["orderOne"]},
+        "lossTorch": torch_losses,
+        "lossTskernel": our_losses,
+        "lossTorchSeed1": seed_losses,
+        "comparison": comparison,
+        "seedSpread": {k: v for k, v in spread.items() if k != "pass"},
+        "msPerStepTorch": 1e3 * statistics.median(torch_times[steady]),
+        "msPerStepTskernel": 1e3 * statistics.median(our_times[steady]),
+        "tokensPerSecondTorch": tokens / statistics.median(torch_times[steady]),
+        "tokensPerSecondTskernel": tokens / statistics.median(our_times[steady]),
+        "method": "median step (zero_grad, forward, backward, AdamW step, the loss read back) after the first 20, each started after synchronizing",
+        "pass": comparison["pass"] and all(math.isfinite(x) for x in our_losses),
+    }
+    log(f"  transformer ({result['parameters']} parameters, {tokens} tokens a step): loss {torch_losses[0]:.4f} -> torch {torch_losses[-1]:.4f}, tskernel {our_losses[-1]:.4f} (the chain's entropy {floors['entropy']:.3f}, "
+        f"the best from the symbol before alone {floors['orderOne']:.3f}: the mean of the last 50 below it, attention used: {result['belowOrderOne']}); "
+        f"mean of the last 50: relative difference {comparison['meanRelativeDifference']:.2e} (tolerance {TRANSFORMER_TOLERANCE}), first step {comparison['firstStepRelativeDifference']:.2e}, "
+        f"largest per step {comparison['maxRelativeDifferencePerStep']:.2e}; another seed's: {spread['meanRelativeDifference']:.2e}")
+    log(f"  transformer: ms/step torch {result['msPerStepTorch']:.2f}, tskernel {result['msPerStepTskernel']:.2f}; tokens/s torch {result['tokensPerSecondTorch']:.0f}, tskernel {result['tokensPerSecondTskernel']:.0f}")
+    return result, data, our_losses
+
+
+def section_transformer_compile(torch, model_module, kernels, tsk, data, eager_losses, steps):
+    """The tskernel transformer under torch.compile(fullgraph=True): no graph break, the bf16 operators and
+    attention in the graph, and its losses over `steps` steps against the eager ones (model.curve_comparison
+    over the last 10)."""
+    torch._dynamo.reset()
+    ops = model_module.TskernelOps16(kernels, tsk)
+    probe = model_module.make_transformer(ops, torch.device("cuda"))
+    explained = torch._dynamo.explain(probe)(data[0][0])
+    graphs = "\n".join(str(g.graph) for g in explained.graphs)
+    in_graph = {"tskernel_kernels (layer_norm_bf16, gelu_bf16)": "tskernel_kernels" in graphs, "tskernel.attention_forward": "tskernel.attention_forward" in graphs}
+    del probe
+    torch._dynamo.reset()
+    start = time.perf_counter()
+    _, losses, times = train(torch, model_module, ops, data, steps, compiled=True, make=model_module.make_transformer, lr=model_module.TRANSFORMER_LR)
+    total = time.perf_counter() - start
+    comparison = model_module.curve_comparison(losses, eager_losses[:steps], 10, TRANSFORMER_TOLERANCE)
+    result = {
+        "steps": steps,
+        "graphs": explained.graph_count,
+        "graphBreaks": explained.graph_break_count,
+        "inGraph": in_graph,
+        "firstStepSeconds": times[0],
+        "seconds": total,
+        "msPerStepCompiled": 1e3 * statistics.median(times[5:]),
+        "lossCompiled": losses,
+        "comparisonToEager": comparison,
+        "pass": explained.graph_break_count == 0 and all(in_graph.values()) and comparison["pass"],
+    }
+    log(f"  transformer compile: {explained.graph_count} graph(s), {explained.graph_break_count} break(s), in graph {in_graph}; first step {times[0]:.1f} s, then {result['msPerStepCompiled']:.2f} ms/step; "
+        f"mean of the last 10 against eager {comparison['meanRelativeDifference']:.2e}, first step {comparison['firstStepRelativeDifference']:.2e}, largest per step {comparison['maxRelativeDifferencePerStep']:.2e}")
+    return result
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build", default=os.path.join(HERE, "build"))
     parser.add_argument("--out", default="torch-ops.json")
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--compile-steps", type=int, default=40)
+    parser.add_argument("--transformer-steps", type=int, default=300)
     parser.add_argument("--only", help="comma-separated sections")
     args = parser.parse_args(argv)
     build = os.path.abspath(args.build)
@@ -735,6 +953,19 @@ def main(argv=None):
     run("matmul16", lambda: section_matmul16(torch, tskernel_torch, generator))
     run("attention", lambda: section_attention(torch, F, tskernel_torch, generator))
     run("tensor_ops_compile", lambda: section_tensor_ops_compile(torch, tskernel_torch, generator))
+    run("transformer_ops", lambda: section_transformer_ops(torch, F, kernels, tskernel_torch, generator))
+
+    def transformer():
+        result, data, losses = section_transformer(torch, model_module, kernels, tskernel_torch, args.transformer_steps)
+        state.update(transformer_data=data, transformer_losses=losses)
+        return result
+
+    run("transformer", transformer)
+    if "transformer_data" in state:
+        run("transformer_compile", lambda: section_transformer_compile(torch, model_module, kernels, tskernel_torch, state["transformer_data"], state["transformer_losses"], args.compile_steps))
+    elif wanted and "transformer_compile" in wanted:
+        report["errors"]["transformer_compile"] = "needs the transformer section's eager run: add transformer to --only"
+        log(report["errors"]["transformer_compile"])
     report["pass"] = not report["errors"] and all(s.get("pass", False) for s in report["sections"].values())
     with open(args.out, "w") as f:
         json.dump(report, f, indent=1)
