@@ -2,6 +2,15 @@
 // Host launch functions for the kernels defined in kernel.cu; compile the caller with nvcc.
 #pragma once
 #include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#ifndef TSK_HALF_TYPES
+#define TSK_HALF_TYPES
+struct __align__(2) tsk_f16 { unsigned short bits; };
+struct __align__(2) tsk_bf16 { unsigned short bits; };
+static_assert(sizeof(tsk_f16) == sizeof(__half) && alignof(tsk_f16) == alignof(__half), "tsk_f16 is laid out as __half");
+static_assert(sizeof(tsk_bf16) == sizeof(__nv_bfloat16) && alignof(tsk_bf16) == alignof(__nv_bfloat16), "tsk_bf16 is laid out as __nv_bfloat16");
+#endif
 
 extern "C" __global__ void __launch_bounds__(128) scale(float* out, const float* __restrict__ input, int n, float factor);
 
@@ -26,6 +35,19 @@ static inline cudaError_t launch_scaleBackward(dim3 grid, cudaStream_t stream, f
 
 // The grid of scaleBackward for its sizes, as its options declare it: grid: [cdiv(n, 128)].
 static inline dim3 grid_scaleBackward(int n) {
+  return dim3(((n) + (128) - 1) / (128), 1, 1);
+}
+
+extern "C" __global__ void __launch_bounds__(128) scaleHalf(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n, tsk_bf16 factor);
+
+// Launches scaleHalf with its fixed block 128×1×1; returns the launch error, if any.
+static inline cudaError_t launch_scaleHalf(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, int n, __nv_bfloat16 factor) {
+  scaleHalf<<<grid, dim3(128, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), n, *reinterpret_cast<const tsk_bf16*>(&factor));
+  return cudaGetLastError();
+}
+
+// The grid of scaleHalf for its sizes, as its options declare it: grid: [cdiv(n, 128)].
+static inline dim3 grid_scaleHalf(int n) {
   return dim3(((n) + (128) - 1) / (128), 1, 1);
 }
 

@@ -49,6 +49,55 @@ const atomics = {
     else { atomicF32[0] = v; Atomics.store(atomicBitsOf(a), i, atomicBits[0]); }
   },
 };
+// f16 and bf16 (js-float16.ts): numbers rounded to the type after every operation; arrays of the encodings.
+const halfSlot = new Float32Array(1);
+const halfSlotBits = new Uint32Array(halfSlot.buffer);
+const f16Scales = new Float64Array(32);
+for (let e = 0; e < 32; e++) f16Scales[e] = 2 ** (e - 25);
+// The binary16 encoding of the f32 nearest x (ties to even), NaN as 0x7fff.
+function f16Encode(x) {
+  halfSlot[0] = x;
+  const b = halfSlotBits[0];
+  const sign = (b >>> 16) & 0x8000;
+  const a = b & 0x7fffffff;
+  if (a > 0x7f800000) return 0x7fff;
+  if (a >= 0x477ff000) return sign | 0x7c00;
+  if (a >= 0x38800000) { const m = a - 0x38000000; return sign | ((m + 0xfff + ((m >>> 13) & 1)) >>> 13); }
+  halfSlotBits[0] = a;
+  const units = halfSlot[0] * 16777216;
+  let r = Math.round(units);
+  if (r - units === 0.5 && (r & 1) === 1) r--;
+  return sign | r;
+}
+function f16Decode(h) {
+  const e = (h >>> 10) & 31, f = h & 1023;
+  const v = e === 0 ? f * 5.960464477539063e-8 : e === 31 ? (f === 0 ? Infinity : NaN) : (1024 + f) * f16Scales[e];
+  return (h & 0x8000) !== 0 ? -v : v;
+}
+function f16Round(x) { return f16Decode(f16Encode(x)); }
+function bf16Round(x) {
+  halfSlot[0] = x;
+  const b = halfSlotBits[0];
+  if ((b & 0x7fffffff) > 0x7f800000) return NaN;
+  halfSlotBits[0] = (b + 0x7fff + ((b >>> 16) & 1)) & 0xffff0000;
+  return halfSlot[0];
+}
+// The encoding of a bf16 value (an f32 whose low 16 bits are zero), NaN as 0x7fff.
+function bf16Encode(x) { if (x !== x) return 0x7fff; halfSlot[0] = x; return halfSlotBits[0] >>> 16; }
+function bf16Decode(h) { halfSlotBits[0] = h << 16; return halfSlot[0]; }
+// x rounded once to `mantissa` significand bits and the exponent range from minExponent (ties to even).
+function roundBinary(x, mantissa, minExponent, max) {
+  if (x !== x || x === 0 || x === Infinity || x === -Infinity) return x;
+  const m = Math.abs(x);
+  let e = Math.floor(Math.log2(m));
+  if (2 ** e > m) e--; else if (2 ** (e + 1) <= m) e++;
+  const spacing = 2 ** (Math.max(e, minExponent) - mantissa);
+  const scaled = m / spacing;
+  let units = Math.round(scaled);
+  if (units - scaled === 0.5 && units % 2 === 1) units--;
+  const r = units * spacing > max ? Infinity : units * spacing;
+  return x < 0 ? -r : r;
+}
 
 // Kernel scale: runs one block.
 export function scale(args, blockIdx, blockDim, gridDim) {
@@ -76,6 +125,21 @@ export function scaleBackward(args, blockIdx, blockDim, gridDim) {
     const i = (imul(bx, nx) + tx) | 0;
     if (i < n) {
       gradInput[i] = fround(factor * gradOut[i]);
+    }
+  }
+}
+
+// Kernel scaleHalf: runs one block.
+export function scaleHalf(args, blockIdx, blockDim, gridDim) {
+  const [out, input, n, factor] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 128, ny = 1, nz = 1, threads = 128;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const i = (imul(bx, nx) + tx) | 0;
+    if (i < n) {
+      out[i] = bf16Encode(bf16Round(factor * bf16Decode(input[i])));
     }
   }
 }

@@ -9,6 +9,7 @@ skips the dispatcher. Needs PyTorch 2.4 or later and tskernel_torch.py beside th
 
     scale(input, factor) -> out  (gradients: scale_backward)
     scale_backward(gradOut, factor) -> gradInput
+    scale_half(input, factor) -> out
     axpy(y, x, a) -> None
     histogram(values) -> counts
     row_sums(matrix, absolute) -> sums
@@ -120,6 +121,49 @@ def _scale_backward_op(gradOut: Tensor, factor: float) -> Tensor:
 @_scale_backward_op.register_fake
 def _(gradOut, factor):
     return _kernel_scale_backward.fake(gradOut, factor)
+
+
+# ---- scaleHalf ----
+
+_kernel_scale_half = _rt.Kernel(
+    _images,
+    "tskernel_torch_ops::scale_half",
+    params=(
+        _rt.Tensor("out", "bf16", ("...n",), role="output"),
+        _rt.Tensor("input", "bf16", ("...n",)),
+        _rt.Size("n", "i32"),
+        _rt.Scalar("factor", "bf16"),
+    ),
+    specializations=(
+        _rt.Specialization(
+            "scaleHalf",
+            {},
+            block=(128, 1, 1),
+            shared_bytes=0,
+            grid=lambda s: (_rt.cdiv(s["n"], 128), 1, 1),
+        ),
+    ),
+)
+
+
+def scale_half(input: Tensor, factor: float) -> Tensor:
+    """scaleHalf of codegen-tests/torch-ops/kernel.ts: input [...n] (bf16), factor (bf16) -> out [...n].
+
+    The operator torch.ops.tskernel_torch_ops.scale_half; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(input)
+    if route is _rt.LAUNCH:
+        return _kernel_scale_half.launch(input, factor)
+    return _scale_half_op(input, factor)
+
+
+@torch.library.custom_op("tskernel_torch_ops::scale_half", mutates_args=())
+def _scale_half_op(input: Tensor, factor: float) -> Tensor:
+    return _kernel_scale_half.launch(input, factor)
+
+
+@_scale_half_op.register_fake
+def _(input, factor):
+    return _kernel_scale_half.fake(input, factor)
 
 
 # ---- axpy ----
@@ -326,4 +370,4 @@ _scale_op.register_autograd(_scale_gradients, setup_context=_scale_setup_context
 _scale_autograd = _rt.eager_autograd(_kernel_scale.launch, _scale_setup_context, _scale_gradients)
 
 
-__all__ = ["scale", "scale_backward", "axpy", "histogram", "row_sums", "tile"]
+__all__ = ["scale", "scale_backward", "scale_half", "axpy", "histogram", "row_sums", "tile"]

@@ -1,8 +1,9 @@
 // Launch declarations for the PyTorch module (tests/torch-module.test.ts compares the module with expected.py):
 // a flattened shape and its backward kernel, a tensor written in place, an output that atomics fill (so it
 // starts as zeros), specializations chosen by their requirements with a 2-D grid, a size given as an
-// argument, and a bool argument.
-import { atomicAdd, blockDim, i32, u32, blockIdx, kernel, threadIdx, type bool, type Const, type f32, type ReadonlyFloat32Array, type ReadonlyUint32Array } from "tskernel";
+// argument, a bool argument, and bf16 tensors with a bf16 scalar (the scalar goes as its bits, the tensors as
+// their addresses).
+import { atomicAdd, blockDim, i32, u32, blockIdx, kernel, threadIdx, type bf16, type BFloat16Array, type bool, type Const, type f32, type ReadonlyBFloat16Array, type ReadonlyFloat32Array, type ReadonlyUint32Array } from "tskernel";
 
 export const scale = kernel(
   { block: [128], tensors: { out: "output [...n]", input: "[...n]" }, grid: ["cdiv(n, 128)"], backward: "scaleBackward" },
@@ -17,6 +18,14 @@ export const scaleBackward = kernel(
   (gradInput: Float32Array, gradOut: ReadonlyFloat32Array, n: i32, factor: f32) => {
     const i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) gradInput[i] = factor * gradOut[i];
+  },
+);
+
+export const scaleHalf = kernel(
+  { block: [128], tensors: { out: "output [...n]", input: "[...n]" }, grid: ["cdiv(n, 128)"] },
+  (out: BFloat16Array, input: ReadonlyBFloat16Array, n: i32, factor: bf16) => {
+    const i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = factor * input[i];
   },
 );
 

@@ -388,10 +388,10 @@ class TorchOpsModule(Generated):
         registered = {name: op.mutates_args for name, op in self.torch.registered.items() if not name.startswith("tskernel::")}
         self.assertEqual(
             registered,
-            {f"tskernel_torch_ops::{n}": m for n, m in [("scale", ()), ("scale_backward", ()), ("axpy", ("y",)), ("histogram", ()), ("row_sums", ()), ("tile", ())]},
+            {f"tskernel_torch_ops::{n}": m for n, m in [("scale", ()), ("scale_backward", ()), ("scale_half", ()), ("axpy", ("y",)), ("histogram", ()), ("row_sums", ()), ("tile", ())]},
         )
         self.assertTrue(all(op.fake is not None for op in self.torch.registered.values()))
-        self.assertEqual(self.module.__all__, ["scale", "scale_backward", "axpy", "histogram", "row_sums", "tile"])
+        self.assertEqual(self.module.__all__, ["scale", "scale_backward", "scale_half", "axpy", "histogram", "row_sums", "tile"])
 
     def test_scale_launch(self):
         x = self.tensor((3, 50))
@@ -493,6 +493,16 @@ class TorchOpsModule(Generated):
         counts = self.module.histogram(self.tensor((10,), "uint32"))
         counts = self.module.histogram(self.tensor((10,), "uint32"))
         self.assertEqual((counts.shape, counts.zeroed), ((16,), True))
+
+    def test_bf16_tensors_go_as_addresses_and_a_bf16_scalar_as_its_bits_on_both_paths(self):
+        kernel = self.module._kernel_scale_half
+        x = self.tensor((3, 5), "bfloat16")
+        first = self.module.scale_half(x, 1.5)
+        self.assertIsNotNone(kernel._fast)
+        second = self.module.scale_half(x, 1.5)
+        a, b = self.driver.launches
+        self.assertEqual(self.arguments(a, kernel), [first.address, x.address, 15, 0x3FC0])
+        self.assertEqual(self.arguments(b, kernel), [second.address, x.address, 15, 0x3FC0])
 
     def test_routes(self):
         x = self.tensor((4,))

@@ -1011,9 +1011,10 @@ def fast_launcher(kernel):
             value = size_var[p.name]
         else:
             value = names[kernel.arguments.index(p)]
-        if p.type.name in ("f16", "bf16"):
-            env[f"convert{slot}"] = p.type.convert
-            value = f"convert{slot}({value})"
+            # A 16-bit float scalar goes as its bits; a tensor of such elements is its address like any other.
+            if p.type.name in ("f16", "bf16"):
+                env[f"convert{slot}"] = p.type.convert
+                value = f"convert{slot}({value})"
         body.append(f"    values[{slot}].value = {value}")
     body.append("    get_current(pack.current_pointer)")
     body.append(f"    if pack.current.value != context: {fallback}")
