@@ -50,8 +50,9 @@ describe("the bf16 kernels built for f16 from the same source", () => {
   it("builds every specialization with T = f16 and its own entry name", () => {
     const names = library.kernels.map((k) => k.description.entryName);
     // Four row kernels of four specializations (layer norm, RMS norm, softmax; layer norm's shifted variant has a
-    // fifth); geluHalf's three, geluHalfTanh's one, dequantizeRows' two, dequantizeRowsPrefetch's one.
-    expect(names.length).toBe(4 * 4 + 1 + 3 + 1 + 2 + 1);
+    // fifth); geluHalf's three, geluHalfTanh's one, dequantizeRows' two, dequantizeRowsPrefetch's one,
+    // dequantizeRowsWhole's two.
+    expect(names.length).toBe(4 * 4 + 1 + 3 + 1 + 2 + 1 + 2);
     for (const name of names) expect(name).toMatch(/_T_f16(_|$)/);
     for (const kernel of library.kernels) expect(kernel.description.specialization.T).toBe("f16");
   });
