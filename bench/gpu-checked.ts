@@ -24,7 +24,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { BackendUnavailable, CheckFailures, compareToReference, compileKernelLibrary, CpuDevice, createCudaDevice, createWebGpuDevice, KernelLibrary, LaunchFailure, loadKernelLibrary, median, referenceGemm, type BackendName, type Device, type DeviceBuffer, type KernelHandle, type LaunchStep } from "../runtime/index.ts";
 import { createSpecBuffer, initialData, launchSteps, release, runChecked, timeRotating } from "../cli/kernels-bench/bench.ts";
-import { backendUnsupported, kernelCases, type CaseInstance, type KernelCase, type Shape } from "../cli/kernels-bench/cases.ts";
+import { backendUnsupported, kernelCases, resolveCases, type CaseInstance, type KernelCase, type Shape } from "../cli/kernels-bench/cases.ts";
 import { benchVariants, unsupportedSize, type MatmulVariant } from "../cli/demo/variants.ts";
 import { checkCollectiveExamples, collectiveExampleFiles, testSizes } from "../cli/demo/collective-examples.ts";
 import { roundToBf16, roundToF16 } from "../compiler/lang/float16.ts";
@@ -44,7 +44,10 @@ const matmulN = Number(option("--matmul-n", small ? "256" : "2048"));
 const parts = new Set(option("--parts", "corpus,examples,cost").split(","));
 const rungIds = args.includes("--rungs") ? new Set(option("--rungs", "").split(",")) : undefined;
 const caseIds = args.includes("--cases") ? new Set(option("--cases", "").split(",")) : undefined;
-const suiteCases = kernelCases.filter((c) => !caseIds || caseIds.has(c.id));
+// `--cases` takes `bench kernels`' pinned builds too (`blur-rgba8@STRIP=16`).
+const resolvedCases = caseIds ? resolveCases([...caseIds].join(",")) : kernelCases;
+if (typeof resolvedCases === "string") throw new Error(`--cases: ${resolvedCases}`);
+const suiteCases = resolvedCases;
 const maxCostElements = 2 ** 24;
 
 const plain = loadKernelLibrary(path.join(dir, "kernels"));
