@@ -88,6 +88,48 @@ export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Reco
   m64n256k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(256) },
 };
 
+/**
+ * The warp shape with 16-bit inputs, `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32` (sm_80+),
+ * as data ahead of its place in the language (issue 22 §1: `fragmentLayouts` and the frontend take it once
+ * `mma` and `ldmatrix` lower it; until then nothing declares it). The PTX ISA's "Matrix Fragments for
+ * mma.m16n8k16 with floating point type": A (16×16) a0 (g, 2q), a1 (g, 2q+1), a2 (g+8, 2q), a3 (g+8, 2q+1),
+ * a4…a7 the same 8 columns on, which is the warpgroup k16 A's layout for one warp (warpgroupA16 with rowW 0);
+ * B (16×8) b0 (k = 2q, n = g), b1 (2q+1, g), b2 (2q+8, g), b3 (2q+9, g); the accumulator m16n8k8's. The
+ * instruction takes A as four .b32 registers and B as two, element 2i in the low and 2i+1 in the high half of
+ * register i (mmaHalfRegisters), the accumulator as four f32.
+ */
+export const mmaM16n8k16Layouts: Readonly<Record<FragmentRole, FragmentLayout>> = {
+  a: { ...warpgroupA16, lanes: warpLanes, rowW: 0, rows: 16 },
+  b: { lanes: warpLanes, rowW: 0, rows: 16, cols: 8, perLane: 4, rowG: 0, rowQ: 2, colG: 1, colQ: 0, rowE: [0, 1, 8, 9], colE: [0, 0, 0, 0] },
+  accumulator: fragmentLayouts.m16n8k8.accumulator!,
+};
+
+/** The .b32 registers of a 16-bit fragment of `perLane` elements: register i packs elements 2i (low half) and 2i+1 (high half). */
+export function mmaHalfRegisters(perLane: number): readonly (readonly [number, number])[] {
+  return Array.from({ length: perLane / 2 }, (_, i) => [2 * i, 2 * i + 1] as const);
+}
+
+/**
+ * One warp's m16n8k16 multiply-accumulate on the matrices (row-major A 16×16, B 16×8, C 16×8, values already
+ * bf16 or f16): D[r][c] starts from C[r][c] and adds the products A[r][k]·B[k][c] for k = 0 … 15 in order,
+ * rounding to f32 after each addition. The products of two bf16 or two f16 values are exact in f32 (8 or 11
+ * significant bits each, at most 22 together; bf16 has f32's exponent range, so its products can still
+ * underflow or overflow), so only the order of the additions is the emulation's choice. The hardware's order
+ * is unspecified: the GPU may differ from this by the rounding of the additions, within 16 f32 ulps of the sum
+ * of |C| and the |products|. The CPU backend's emulation is to add in this order.
+ */
+export function mmaM16n8k16Reference(a: ArrayLike<number>, b: ArrayLike<number>, c: ArrayLike<number>): Float32Array {
+  const d = new Float32Array(16 * 8);
+  for (let r = 0; r < 16; r++) {
+    for (let col = 0; col < 8; col++) {
+      let sum = Math.fround(c[r * 8 + col]!);
+      for (let k = 0; k < 16; k++) sum = Math.fround(sum + Math.fround(a[r * 16 + k]! * b[k * 8 + col]!));
+      d[r * 8 + col] = sum;
+    }
+  }
+  return d;
+}
+
 /** True for the shapes whose fragments a warpgroup holds (wgmma). */
 export function isWarpgroupShape(shape: MatrixShape): shape is WarpgroupShape {
   return shape !== "m16n8k8";
