@@ -3,11 +3,13 @@
  * an independent transcription of the PTX ISA's element→lane mapping (and the A layout against the warpgroup
  * k16 A, which PTX defines the same per warp), the register packing, and the reference multiply-accumulate
  * against float64 with fresh random bf16 and f16 inputs: every product exact in f32, the sum within the bound
- * its documentation states.
+ * its documentation states; and the CUDA helper for the instruction, which ptxas must accept for sm_80 and sm_90.
  */
 
 import { describe, expect, it } from "vitest";
 import { fragmentElementPosition, fragmentLayouts, mmaHalfRegisters, mmaM16n8k16Layouts, mmaM16n8k16Reference } from "../compiler/index.ts";
+import { mma16Helper } from "../compiler/backends/cuda-matrix.ts";
+import { compileCuda, nvccAvailable } from "./tools/nvcc.ts";
 
 /** PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type", written out per element. */
 const ptx = {
@@ -101,4 +103,27 @@ describe("mma m16n8k16 reference", () => {
     const transposedA = Array.from({ length: 256 }, (_, i) => a[(i % 16) * 16 + Math.floor(i / 16)]!);
     expect(mmaM16n8k16Reference(transposedA, b, c)).not.toEqual(mmaM16n8k16Reference(a, b, c));
   });
+});
+
+describe.skipIf(!nvccAvailable())("mma m16n8k16 CUDA helper", () => {
+  for (const element of ["bf16", "f16"] as const) {
+    it(`${element}: ptxas accepts mma.sync m16n8k16 for sm_80 and sm_90`, () => {
+      // One warp: each lane loads its packed registers, multiplies, stores its four accumulators.
+      const source = [
+        ...mma16Helper(element),
+        `extern "C" __global__ void probe(const unsigned* a, const unsigned* b, float* d) {`,
+        "  const int t = threadIdx.x;",
+        "  float d0 = d[4 * t], d1 = d[4 * t + 1], d2 = d[4 * t + 2], d3 = d[4 * t + 3];",
+        `  tsk_mma_m16n8k16_${element}(d0, d1, d2, d3, a[4 * t], a[4 * t + 1], a[4 * t + 2], a[4 * t + 3], b[2 * t], b[2 * t + 1]);`,
+        "  d[4 * t] = d0; d[4 * t + 1] = d1; d[4 * t + 2] = d2; d[4 * t + 3] = d3;",
+        "}",
+      ].join("\n");
+      for (const arch of ["sm_80", "sm_90"]) {
+        const result = compileCuda(source, { arch, name: `mma16-${element}` });
+        expect(result.errors).toBe("");
+        expect(result.ok).toBe(true);
+        expect(result.functions.some((f) => f.entry && f.name === "probe")).toBe(true);
+      }
+    });
+  }
 });

@@ -132,6 +132,29 @@ const mmaHelper = [
   "}",
 ];
 
+/**
+ * d = a·b + d for one m16n8k16 tile of the warp with 16-bit inputs (bf16 or f16) and f32 accumulators, one
+ * `mma.sync.aligned.m16n8k16.row.col.f32.<e>.<e>.f32` (sm_80 and later). A comes as four .b32 registers and B
+ * as two, each packing two elements as ir/matrix.ts's mmaHalfRegisters says (element 2i in the low half), the
+ * layouts ir/matrix.ts's mmaM16n8k16Layouts; the 16-bit A fragments' registers (fragment16Helpers) are already
+ * in this form. Not yet called by any statement: `mma` lowers the m16n8k8 shape only (issue 22 §1).
+ */
+export function mma16Helper(element: "bf16" | "f16"): string[] {
+  return [
+    "",
+    `// d = a·b + d for one m16n8k16 tile of the warp: ${element} inputs packed in pairs, f32 accumulators (tensor cores).`,
+    `__device__ __forceinline__ void tsk_mma_m16n8k16_${element}(float& d0, float& d1, float& d2, float& d3, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {`,
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800",
+    `  asm("mma.sync.aligned.m16n8k16.row.col.f32.${element}.${element}.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"`,
+    '      : "+f"(d0), "+f"(d1), "+f"(d2), "+f"(d3)',
+    '      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));',
+    "#else",
+    "  __trap();",
+    "#endif",
+    "}",
+  ];
+}
+
 /** `mma(acc[i], a[j], b[k])` as a call of the helper with each fragment's elements in order. */
 export function cudaMma(stmt: MmaStmt, element: (array: ArrayRef, index: Expr) => string): string {
   const elements = (ref: MmaStmt["a"]) => {
