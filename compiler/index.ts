@@ -19,6 +19,6 @@ export type { Manifest, ManifestDim, ManifestFormula, ManifestKernel, ManifestPa
 export { targetLimits, targetNames, type TargetLimits, type TargetName } from "./backends/targets.ts";
 export { scalars, targetScalars, type AnyScalar, type Support, type TargetScalar } from "./ir/types.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
-export { warpgroupMarker } from "./backends/cuda-matrix.ts";
+export { mma16Helper, warpgroupMarker } from "./backends/cuda-matrix.ts";
 export { bitSteps, boxIndex, fragmentElementPosition, fragmentLayout, fragmentLayouts, mmaHalfRegisters, mmaM16n8k16Layouts, mmaM16n8k16Reference, roundTf32, swizzle128, swizzleIndex, truncateTf32, wgmmaOperandIndex, type FragmentLayout } from "./ir/matrix.ts";
 export { estimateCost, formatPolynomial, intensity, leadingTerms, type CostEstimate, type Polynomial } from "./cost.ts";

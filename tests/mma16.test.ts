@@ -7,9 +7,10 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { fragmentElementPosition, fragmentLayouts, mmaHalfRegisters, mmaM16n8k16Layouts, mmaM16n8k16Reference } from "../compiler/index.ts";
-import { mma16Helper } from "../compiler/backends/cuda-matrix.ts";
+import { fragmentElementPosition, fragmentLayouts, mma16Helper, mmaHalfRegisters, mmaM16n8k16Layouts, mmaM16n8k16Reference } from "../compiler/index.ts";
 import { compileCuda, nvccAvailable } from "./tools/nvcc.ts";
+import { mma16ProbeSeed, mma16ProbeSource } from "../bench/mma16-probe.ts";
+import fs from "node:fs";
 
 /** PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type", written out per element. */
 const ptx = {
@@ -126,4 +127,12 @@ describe.skipIf(!nvccAvailable())("mma m16n8k16 CUDA helper", () => {
       }
     });
   }
+
+  it("bench/mma16-probe.cu, the GPU check, is its generator's output and compiles for sm_80", () => {
+    const source = mma16ProbeSource(mma16ProbeSeed);
+    expect(fs.readFileSync(new URL("../bench/mma16-probe.cu", import.meta.url), "utf8")).toBe(source);
+    const result = compileCuda(source, { arch: "sm_80", name: "mma16-probe" });
+    expect(result.errors).toBe("");
+    expect(result.ok).toBe(true);
+  });
 });
