@@ -7,7 +7,7 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { fragmentElementPosition, fragmentLayouts, mma16Helper, mmaHalfRegisters, mmaM16n8k16Layouts, mmaM16n8k16Reference } from "../compiler/index.ts";
+import { fragmentElementPosition, fragmentLayouts, ldmatrixElements, mma16Helper, mmaHalfRegisters, mmaM16n8k16Layouts, mmaM16n8k16Reference } from "../compiler/index.ts";
 import { compileCuda, nvccAvailable } from "./tools/nvcc.ts";
 import { mma16ProbeSeed, mma16ProbeSource } from "../bench/mma16-probe.ts";
 import fs from "node:fs";
@@ -65,6 +65,27 @@ describe("mma m16n8k16 layouts", () => {
     }
     expect(mmaHalfRegisters(8)).toEqual([[0, 1], [2, 3], [4, 5], [6, 7]]);
     expect(mmaHalfRegisters(4)).toEqual([[0, 1], [2, 3]]);
+  });
+});
+
+describe("ldmatrix as data", () => {
+  it("x4 over a row-major 16×16 tile gives the A fragment; x2.trans over a row-major 16×8 tile, or x2 over its transpose, the B fragment", () => {
+    // Row strides with padding, as shared tiles use them, so a confusion of rows and columns shows.
+    const aStride = 24, bStride = 12, btStride = 20;
+    for (let lane = 0; lane < 32; lane++) {
+      const a = ldmatrixElements(4, false, lane, (j, r) => (8 * (j & 1) + r) * aStride + 8 * (j >> 1));
+      const b = ldmatrixElements(2, true, lane, (j, r) => (8 * j + r) * bStride);
+      const bt = ldmatrixElements(2, false, lane, (j, r) => r * btStride + 8 * j);
+      for (let e = 0; e < 8; e++) {
+        const [r, c] = fragmentElementPosition(mmaM16n8k16Layouts.a, lane, e);
+        expect(a[e]).toBe(r * aStride + c);
+      }
+      for (let e = 0; e < 4; e++) {
+        const [k, n] = fragmentElementPosition(mmaM16n8k16Layouts.b, lane, e);
+        expect(b[e]).toBe(k * bStride + n);
+        expect(bt[e]).toBe(n * btStride + k);
+      }
+    }
   });
 });
 

@@ -130,6 +130,23 @@ export function mmaM16n8k16Reference(a: ArrayLike<number>, b: ArrayLike<number>,
   return d;
 }
 
+/**
+ * What `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16` gives a lane, as data ahead of its builtin
+ * (issue 22 §1): lanes 8j…8j+7 name the rows of 8×8 matrix j (16 bytes each, anywhere in shared memory), and
+ * register j of lane l receives matrix j's elements at row l >> 2, columns 2(l & 3) and 2(l & 3) + 1 (low
+ * then high half), or with .trans at rows 2(l & 3) and 2(l & 3) + 1, column l >> 2. `row(j, r)` is where row r
+ * of matrix j starts (an element index); the result is lane l's elements in register order, 2·count of them.
+ * So .x4 over a row-major 16×16 tile (matrix j: rows 8(j & 1), columns 8(j >> 1) on) gives an m16n8k16 A
+ * fragment, and .x2.trans over a row-major 16×8 (k×n) tile (matrix j: rows 8j on) gives a B fragment.
+ */
+export function ldmatrixElements(count: 1 | 2 | 4, transpose: boolean, lane: number, row: (matrix: number, r: number) => number): number[] {
+  const out: number[] = [];
+  for (let j = 0; j < count; j++) {
+    for (const h of [0, 1]) out.push(transpose ? row(j, 2 * (lane & 3) + h) + (lane >> 2) : row(j, lane >> 2) + 2 * (lane & 3) + h);
+  }
+  return out;
+}
+
 /** True for the shapes whose fragments a warpgroup holds (wgmma). */
 export function isWarpgroupShape(shape: MatrixShape): shape is WarpgroupShape {
   return shape !== "m16n8k8";
