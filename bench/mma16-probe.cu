@@ -54,6 +54,27 @@ __global__ void probe_f16(const unsigned* a, const unsigned* b, float* d) {
   d[tile * 128 + 4 * t] = d0; d[tile * 128 + 4 * t + 1] = d1; d[tile * 128 + 4 * t + 2] = d2; d[tile * 128 + 4 * t + 3] = d3;
 }
 
+// ldmatrix against the same registers: x4 over the A tile (row-major, stride 24) and x2.trans over the B tile
+// (row-major 16×8, stride 16), each lane naming rows as ir/matrix.ts's ldmatrixElements says. Counts mismatches.
+__global__ void probe_ldmatrix(const unsigned short* A, const unsigned short* B, const unsigned* ra, const unsigned* rb, int* bad) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  __shared__ __align__(16) unsigned short sa[16 * 24], sb[16 * 16];
+  const int l = threadIdx.x & 31, tile = blockIdx.x, j = l >> 3, r = l & 7;
+  for (int i = l; i < 256; i += 32) sa[(i / 16) * 24 + i % 16] = A[tile * 256 + i];
+  for (int i = l; i < 128; i += 32) sb[(i / 8) * 16 + i % 8] = B[tile * 128 + i];
+  __syncwarp();
+  unsigned a[4], b[2];
+  const unsigned aAddress = (unsigned)__cvta_generic_to_shared(&sa[(8 * (j & 1) + r) * 24 + 8 * (j >> 1)]);
+  const unsigned bAddress = (unsigned)__cvta_generic_to_shared(&sb[(8 * (j & 1) + r) * 16]);
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3]) : "r"(aAddress));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(b[0]), "=r"(b[1]) : "r"(bAddress));
+  int wrong = 0;
+  for (int i = 0; i < 4; i++) wrong += a[i] != ra[tile * 128 + 4 * l + i];
+  for (int i = 0; i < 2; i++) wrong += b[i] != rb[tile * 64 + 2 * l + i];
+  if (wrong) atomicAdd(bad, wrong);
+#endif
+}
+
 // Packs each lane's registers by the layouts (element e of lane l at l·perLane + e), runs, unpacks by the accumulator's.
 template <typename Kernel>
 static bool check(const char* name, Kernel kernel, const unsigned short* A, const unsigned short* B, const float* C, const float* D, const float* bound) {
@@ -74,8 +95,15 @@ static bool check(const char* name, Kernel kernel, const unsigned short* A, cons
   kernel<<<tiles, 32>>>(da, db, dd);
   cudaError_t status = cudaDeviceSynchronize();
   cudaMemcpy(rd, dd, sizeof rd, cudaMemcpyDeviceToHost);
-  cudaFree(da); cudaFree(db); cudaFree(dd);
+  unsigned short *dA, *dB; int* dBad; int bad = -1;
+  cudaMalloc(&dA, tiles * 256 * 2); cudaMalloc(&dB, tiles * 128 * 2); cudaMalloc(&dBad, 4);
+  cudaMemcpy(dA, A, tiles * 256 * 2, cudaMemcpyHostToDevice); cudaMemcpy(dB, B, tiles * 128 * 2, cudaMemcpyHostToDevice); cudaMemset(dBad, 0, 4);
+  probe_ldmatrix<<<tiles, 32>>>(dA, dB, da, db, dBad);
+  if (status == cudaSuccess) status = cudaDeviceSynchronize();
+  cudaMemcpy(&bad, dBad, 4, cudaMemcpyDeviceToHost);
+  cudaFree(da); cudaFree(db); cudaFree(dd); cudaFree(dA); cudaFree(dB); cudaFree(dBad);
   if (status != cudaSuccess) { printf("%s: %s\n", name, cudaGetErrorString(status)); return false; }
+  printf("ldmatrix %s: %d of %d registers differ from the layouts' packing: %s\n", name, bad, tiles * 32 * 6, bad ? "FAIL" : "PASS");
   int exact = 0, over = 0; double worst = 0;
   for (int t = 0; t < tiles; t++)
     for (int lane = 0; lane < 32; lane++)
@@ -87,7 +115,7 @@ static bool check(const char* name, Kernel kernel, const unsigned short* A, cons
     if (diff / bound[i] > worst) worst = diff / bound[i];
   }
   printf("mma16 %s: %d/%d outputs bit-for-bit the reference's, largest difference %.3g of the bound, %d over it: %s\n", name, exact, tiles * 128, worst, over, over ? "FAIL" : "PASS");
-  return over == 0;
+  return over == 0 && bad == 0;
 }
 
 int main() {
