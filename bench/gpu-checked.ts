@@ -43,9 +43,9 @@ const matmulN = Number(option("--matmul-n", small ? "256" : "2048"));
 // --parts corpus,examples,cost (default all), --cases id,id and --rungs id,id (default all): to try a part alone.
 const parts = new Set(option("--parts", "corpus,examples,cost").split(","));
 const rungIds = args.includes("--rungs") ? new Set(option("--rungs", "").split(",")) : undefined;
-const caseIds = args.includes("--cases") ? new Set(option("--cases", "").split(",")) : undefined;
+const caseList = args.includes("--cases") ? option("--cases", "") : undefined;
 // `--cases` takes `bench kernels`' pinned builds too (`blur-rgba8@STRIP=16`).
-const resolvedCases = caseIds ? resolveCases([...caseIds].join(",")) : kernelCases;
+const resolvedCases = caseList ? resolveCases(caseList) : kernelCases;
 if (typeof resolvedCases === "string") throw new Error(`--cases: ${resolvedCases}`);
 const suiteCases = resolvedCases;
 const maxCostElements = 2 ** 24;

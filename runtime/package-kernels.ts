@@ -23,10 +23,11 @@ import { targetFor } from "./matmul/candidates.ts";
 
 /**
  * The forward kernel attention() launches: the register-P FlashAttention with the softmax's scale folded into
- * each exponential's fma (bench/README.md, 2026-11-26 on the H100: 94.3 / 97.1 / 86.0 / 98.2 % of cuDNN's forward
- * on the four shapes of issue 22, against 87–91 % / 79.5 % for the register-P kernel and 68–77 % for the shared-P
- * kernel of flash-attention.ts in the same run). All take the same arguments, tensor maps and launch and write
- * log-sum-exps; this one's are within the float64 bound, not bit for bit the others' (one rounding less).
+ * each exponential's fma, and at D 64 a build of three consumer warpgroups (bench/README.md, 2026-11-27 on the
+ * H100: 94.1 / 96.9 / 98.2 / 97.9 % of cuDNN's forward on the four shapes of issue 22; on 2026-11-26 the
+ * register-P kernel 79.5–91.4 % and the shared-P kernel of flash-attention.ts 68–77 %). All take the same
+ * arguments and write log-sum-exps; this one's are within the float64 bound, not bit for bit the others' (one
+ * rounding less), and its Q tensor map's boxes and grid follow its consumers (runtime/attention.ts).
  */
 export const attentionForwardKernel = { name: "flashAttentionFold", file: "examples/flash-attention-fold.ts" } as const;
 

@@ -1366,7 +1366,7 @@ def _attention_forward(torch, q, k, v, causal, scale):
     _attention_device(op, index)
     kernel = _attention_forward_build(d)
     # Query rows a block: 64 a consumer warpgroup (Q's tensor map boxes are a block's rows).
-    block_rows = 64 * kernel.constants.get("CONSUMERS", 2)
+    block_rows = 64 * _consumers(kernel)
     stream = _stream_of(index)
     maps = (tensor_map_of(q, rows, d, block_rows, 64), tensor_map_of(k, rows, d, 128, 64), tensor_map_of(v, rows, d, 128, 64), tensor_map_of(out, rows, d, 64, 64))
     _buffer, addresses = tensor_maps.addresses(torch, q.device, stream, maps)
@@ -1381,7 +1381,12 @@ def _attention_forward_build(d):
     kernels = prebuilt()
     kernels.need(*ATTENTION_FORWARD, D=d)
     builds = [k for k in kernels.kernels.get(ATTENTION_FORWARD[0], ()) if k.constants.get("D") == d]
-    return max(builds, key=lambda k: k.constants.get("CONSUMERS", 2))
+    return max(builds, key=_consumers)
+
+
+def _consumers(kernel):
+    """A forward build's consumer warpgroups, 64 query rows each (the kernel's default, 2, where not specialized)."""
+    return kernel.constants.get("CONSUMERS", 2)
 
 
 def _attention_backward(torch, q, k, v, out, lse, grad_out, causal, scale):
