@@ -319,23 +319,25 @@ function geluCase(type: HalfType, variant?: "one" | "tanh"): KernelCase {
   };
 }
 
-/** The dequantization kernels beside dequantizeRows, by case suffix (examples/elementwise-bf16.ts). */
+/**
+ * The dequantization kernels (examples/elementwise-bf16.ts), by case suffix ("" for dequantizeRows): the title's
+ * addition, the int8 elements a vector access moves, and the builds the bench picks from (besides T).
+ */
 const dequantizeVariants = {
+  "": { kernel: "dequantizeRows", title: "", elements: 16, builds: [{}, { BLOCK: 128, ITEMS: 2 }] },
   /** Each vector's scale read with its int8, before any store: same launch, same results. */
-  prefetch: { kernel: "dequantizeRowsPrefetch", title: " (scales read with the int8)", elements: 16 },
+  prefetch: { kernel: "dequantizeRowsPrefetch", title: " (scales read with the int8)", elements: 16, builds: [{}] },
   /** Eight int8 in (8 bytes) and one 16-byte store out a vector: whole sectors for each warp's accesses. */
-  whole: { kernel: "dequantizeRowsWhole", title: " (8-byte loads, one 16-byte store a vector)", elements: 8 },
+  whole: { kernel: "dequantizeRowsWhole", title: " (8-byte loads, one 16-byte store a vector)", elements: 8, builds: [{}, { ITEMS: 1 }] },
 } as const;
 
 /** The dequantization to `type`, by dequantizeRows or one of its variants. */
-function dequantizeCase(type: HalfType, variant?: keyof typeof dequantizeVariants): KernelCase {
-  const name = variant ? dequantizeVariants[variant].kernel : "dequantizeRows";
-  // Elements a vector access moves: sixteen int8 (load16) or, for the whole-sector kernel, eight (load8).
-  const elements = variant ? dequantizeVariants[variant].elements : 16;
+function dequantizeCase(type: HalfType, variant: keyof typeof dequantizeVariants = ""): KernelCase {
+  const { kernel: name, title, elements, builds } = dequantizeVariants[variant];
   return {
     id: (type === "bf16" ? "dequantize-int8" : `dequantize-int8-${type}`) + (variant ? `-${variant}` : ""),
     family: "dequantize",
-    title: `int8 → ${type} dequantization, per-row scales${variant ? dequantizeVariants[variant].title : ""}`,
+    title: `int8 → ${type} dequantization, per-row scales${title}`,
     kernels: { [name]: "examples/elementwise-bf16.ts" },
     torch: `q.to(torch.${type === "bf16" ? "bfloat16" : "float16"}) * scale[:, None] (int8 q, ${type} scale)`,
     dims: 2,
@@ -347,7 +349,7 @@ function dequantizeCase(type: HalfType, variant?: keyof typeof dequantizeVariant
     space: () => ({ kernels: [name], constants: elementwiseSpace }),
     unsupported: ([, cols]) => (cols! % elements === 0 ? undefined : `cols must be a multiple of ${elements} (${elements}-byte vectors of int8)`),
     build([rows, cols], context) {
-      const kernel = pick(context, name, variant === "prefetch" ? [{ T: type }] : variant === "whole" ? [{ T: type }, { T: type, ITEMS: 1 }] : [{ T: type }, { T: type, BLOCK: 128, ITEMS: 2 }]);
+      const kernel = pick(context, name, builds.map((build) => ({ T: type, ...build })));
       return {
         buffers: [
           { name: "q", length: rows! * cols!, role: "input", type: "i8", low: -128, high: 128 },
