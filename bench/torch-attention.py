@@ -143,15 +143,15 @@ class Ours:
     def forward(self, q, k, v, out, lse, causal, scale, variant=None):
         """O (out) and the rows' log-sum-exps (lse, f32 [B·H·S]) of q, k, v; with `variant`, that forward kernel's."""
         b, h, s, d = q.shape
-        ptr = lambda t: ("ptr", t.data_ptr())
-        values = [ptr(q), ptr(k), ptr(v), ptr(out), ptr(lse)]
-        values += [("ptr", self.map(q, 128)), ("ptr", self.map(k, 128)), ("ptr", self.map(v, 128)), ("ptr", self.map(out, 64))]
-        values += [("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
         cubin, functions = self.variants[variant] if variant else (self.forward_cubin, self.forward_functions)
-        # A table entry: [function, shared bytes] or with [.., query rows a block, threads] (tensor-prep.sh).
+        # A table entry: [function, shared bytes] or with [.., query rows a block, threads] (tensor-prep.sh); Q's
+        # tensor map has a block's rows in each box.
         entry = functions[str(d)]
         rows, threads = (entry[2], entry[3]) if len(entry) > 2 else (128, 384)
-        values[5] = ("ptr", self.map(q, rows))
+        ptr = lambda t: ("ptr", t.data_ptr())
+        values = [ptr(q), ptr(k), ptr(v), ptr(out), ptr(lse)]
+        values += [("ptr", self.map(q, rows)), ("ptr", self.map(k, 128)), ("ptr", self.map(v, 128)), ("ptr", self.map(out, 64))]
+        values += [("i32", s), ("f32", scale), ("i32", 1 if causal else 0)]
         self.launch(cubin, entry[:2], ((s + rows - 1) // rows, b * h, 1), (threads, 1, 1), values)
 
     def backward(self, q, k, v, out, lse, do, dsum, dq, dk, dv, causal, scale):
