@@ -31,18 +31,23 @@ var<workgroup> accesses_tile: array<f32, 64>;
 var<workgroup> accesses_grid: array<array<f32, 8>, 8>;
 var<private> accesses_tsk_check_site: u32;
 var<private> accesses_tsk_check_a: u32;
-var<private> accesses_tsk_check_b: u32;
-fn accesses_tsk_check(holds: bool, site: u32, a: u32, b: u32) -> bool {
+fn accesses_tsk_check(holds: bool, site: u32, a: u32) -> bool {
   let first = !holds & (accesses_tsk_check_site == 0u);
   accesses_tsk_check_site = select(accesses_tsk_check_site, site, first);
   accesses_tsk_check_a = select(accesses_tsk_check_a, a, first);
-  accesses_tsk_check_b = select(accesses_tsk_check_b, b, first);
   return holds;
 }
 fn accesses_tsk_check_flush(launch: u32, group: vec3<u32>, thread: vec3<u32>) {
   let site = accesses_tsk_check_site;
   let a = accesses_tsk_check_a;
-  let b = accesses_tsk_check_b;
+  var b = 0u;
+  switch site {
+    case 1u, 2u: { b = accesses_params.tsk_length_x; }
+    case 3u: { b = accesses_params.tsk_length_bodies; }
+    case 7u: { b = accesses_params.tsk_length_counts; }
+    case 8u: { b = accesses_params.tsk_length_out; }
+    default: {}
+  }
   if (site != 0u) {
     let slot = atomicAdd(&accesses_tsk_errors[0], 1u);
     if (slot < 8u) {
@@ -72,21 +77,21 @@ fn accesses(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgrou
   let tsk_length_bodies: u32 = accesses_params.tsk_length_bodies;
   let t: i32 = i32(local_id.x);
   let i: i32 = i32(group_id.x) * 64i + t;
-  accesses_tile[t] = select(0.0f, select(0.0f, accesses_x[i], accesses_tsk_check(u32(i) < tsk_length_x || !(i < n), 1u, u32(i), tsk_length_x)), (i < n));
-  accesses_grid[t / 8i][t % 8i] = select(0.0f, accesses_x[i + 1i], accesses_tsk_check(u32(i + 1i) < tsk_length_x, 2u, u32(i + 1i), tsk_length_x));
+  accesses_tile[t] = select(0.0f, select(0.0f, accesses_x[i], accesses_tsk_check(u32(i) < tsk_length_x || !(i < n), 1u, u32(i))), (i < n));
+  accesses_grid[t / 8i][t % 8i] = select(0.0f, accesses_x[i + 1i], accesses_tsk_check(u32(i + 1i) < tsk_length_x, 2u, u32(i + 1i)));
   workgroupBarrier();
   var v: f32 = accesses_tile[63i - t] + accesses_grid[t % 8i][t / 8i] + accesses_tile[3i];
-  v += tsk_select_Body(Body(vec3<f32>(0.0f), 0.0f), accesses_bodies[i], accesses_tsk_check(u32(i) < tsk_length_bodies, 3u, u32(i), tsk_length_bodies)).mass;
-  let q: i32 = i / select(1i, k, accesses_tsk_check(k != 0i, 4u, 0u, 0u));
-  let r: i32 = (i % select(1i, k, accesses_tsk_check(k != 0i, 5u, 0u, 0u))) << select(s, s, accesses_tsk_check(s < 32u, 6u, s, 0u));
+  v += tsk_select_Body(Body(vec3<f32>(0.0f), 0.0f), accesses_bodies[i], accesses_tsk_check(u32(i) < tsk_length_bodies, 3u, u32(i))).mass;
+  let q: i32 = i / select(1i, k, accesses_tsk_check(k != 0i, 4u, 0u));
+  let r: i32 = (i % select(1i, k, accesses_tsk_check(k != 0i, 5u, 0u))) << select(s, s, accesses_tsk_check(s < 32u, 6u, s));
   var old_held: u32 = 0u;
-  if (accesses_tsk_check(u32(q) < tsk_length_counts, 7u, u32(q), tsk_length_counts)) {
+  if (accesses_tsk_check(u32(q) < tsk_length_counts, 7u, u32(q))) {
     let old_checked: u32 = atomicAdd(&accesses_counts[q], 1u);
     old_held = old_checked;
   }
   let old: u32 = old_held;
   let sum: f32 = subgroupAdd(v);
-  if (accesses_tsk_check(u32(i) < tsk_length_out, 8u, u32(i), tsk_length_out)) {
+  if (accesses_tsk_check(u32(i) < tsk_length_out, 8u, u32(i))) {
     accesses_out[i] = sum + f32(r) + f32(old);
   }
   accesses_tsk_check_flush(tsk_launch, group_id, local_id);
@@ -104,18 +109,21 @@ struct vectors_Params {
 @group(0) @binding(3) var<uniform> vectors_params: vectors_Params;
 var<private> vectors_tsk_check_site: u32;
 var<private> vectors_tsk_check_a: u32;
-var<private> vectors_tsk_check_b: u32;
-fn vectors_tsk_check(holds: bool, site: u32, a: u32, b: u32) -> bool {
+fn vectors_tsk_check(holds: bool, site: u32, a: u32) -> bool {
   let first = !holds & (vectors_tsk_check_site == 0u);
   vectors_tsk_check_site = select(vectors_tsk_check_site, site, first);
   vectors_tsk_check_a = select(vectors_tsk_check_a, a, first);
-  vectors_tsk_check_b = select(vectors_tsk_check_b, b, first);
   return holds;
 }
 fn vectors_tsk_check_flush(launch: u32, group: vec3<u32>, thread: vec3<u32>) {
   let site = vectors_tsk_check_site;
   let a = vectors_tsk_check_a;
-  let b = vectors_tsk_check_b;
+  var b = 0u;
+  switch site {
+    case 1u: { b = vectors_params.tsk_length_x; }
+    case 2u: { b = vectors_params.tsk_length_out; }
+    default: {}
+  }
   if (site != 0u) {
     let slot = atomicAdd(&vectors_tsk_errors[0], 1u);
     if (slot < 8u) {
@@ -139,13 +147,13 @@ fn vectors(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup
   let tsk_length_out: u32 = vectors_params.tsk_length_out;
   let tsk_length_x: u32 = vectors_params.tsk_length_x;
   let i: i32 = (i32(group_id.x) * 32i + i32(local_id.x)) * 4i;
-  let in_range: bool = vectors_tsk_check(u32(i) + 3u < tsk_length_x, 1u, u32(i), tsk_length_x);
+  let in_range: bool = vectors_tsk_check(u32(i) + 3u < tsk_length_x, 1u, u32(i));
   let vector: vec4<f32> = select(vec4<f32>(), vectors_x[u32(i) / 4u], in_range);
   let a: f32 = vector.x;
   let b: f32 = vector.y;
   let c: f32 = vector.z;
   let d: f32 = vector.w;
-  if (vectors_tsk_check(u32(i) + 3u < tsk_length_out, 2u, u32(i), tsk_length_out)) {
+  if (vectors_tsk_check(u32(i) + 3u < tsk_length_out, 2u, u32(i))) {
     vectors_out[u32(i) / 4u] = vec4<f32>(d, c, b, a);
   }
   vectors_tsk_check_flush(tsk_launch, group_id, local_id);

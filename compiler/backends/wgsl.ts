@@ -248,8 +248,10 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
     return unit.block ? `${unit.block[index]}i` : `i32(${overrides![index]})`;
   };
   const check = errors?.kind === "buffer" ? moduleName("tsk_check") : undefined;
-  if (check) for (const line of checkFunction(check, arrays.get((errors as { array: ArrayRef }).array)!)) out.line(line);
-  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames, unit.sharedSizes, stored, packedVectors, check);
+  const uniformValue = (variable: Variable) => (uniformName && fieldNames.has(variable) ? `${uniformName}.${fieldNames.get(variable)}` : undefined);
+  const secondValues = check ? siteDeterminedValues(kernel.body, uniformValue) : undefined;
+  if (check) for (const line of checkFunction(check, arrays.get((errors as { array: ArrayRef }).array)!, secondValues)) out.line(line);
+  const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames, unit.sharedSizes, stored, packedVectors, check ? { name: check, secondValue: !secondValues } : undefined);
 
   out.line(`@compute @workgroup_size(${workgroupSize})`);
   out.line(`fn ${entry}(${inputs.join(", ")}) {`);
@@ -281,34 +283,41 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
 
 /**
  * A checked build's check (passes/checks.ts), one per entry point since each has its own error buffer. A thread
- * keeps its first failed check in three private words: the site (plus 1: 0 while none failed) and the two
- * values. Each check updates them with selects, without a branch, so that the straight-line code of an unrolled
- * body (the loads of a blur's rows) stays one block the GPU's compiler schedules as the plain build's; the
- * launch tag, block and thread, the same at every site of a thread, are written only by `NAME_flush(…)`, printed
- * before each `return;` of the kernel and at its end, which counts the failure in the error buffer's first word
- * and keeps the first 8 such records of 10 words, as CUDA's tsk_report does for each failure. (Through Dawn on
- * the H100, a branch of private stores per site left a checked blur, 8 sites in each of its 36 unrolled rows,
- * at ×3.0–3.4 of its plain build; the error buffer's atomics at every site, before that, at ×3.0–3.2.) The
- * check returns `holds` whatever it records, and its result depends on nothing else, so WGSL's uniformity
- * analysis sees a check as it sees `holds`.
+ * keeps its first failed check in private words: the site (plus 1: 0 while none failed), the first value (an
+ * index, a shift amount) and, unless the site alone determines it, the second (the length of a global buffer,
+ * from the uniform, or a constant: siteDeterminedValues). Each check updates them with selects, without a
+ * branch, so that the straight-line code of an unrolled body (the loads of a blur's rows) stays one block the
+ * GPU's compiler schedules as the plain build's; the launch tag, block and thread, the same at every site of a
+ * thread, are written only by `NAME_flush(…)`, printed before each `return;` of the kernel and at its end,
+ * which counts the failure in the error buffer's first word and keeps the first 8 such records of 10 words, as
+ * CUDA's tsk_report does for each failure. Every private word counts: through Dawn on the H100 (2026-11-27,
+ * bench/results/2026-11-27-checked-h100-state-log.txt) a checked blur of 36 unrolled rows of 8 sites ran ×2.25
+ * its plain build with three words, ×1.12 with the site alone; a branch of private stores per site, before,
+ * ×3.0–3.4, and the error buffer's atomics at every site ×3.0–3.2. The check returns `holds` whatever it
+ * records, and its result depends on nothing else, so WGSL's uniformity analysis sees a check as it sees
+ * `holds`.
  */
-function checkFunction(name: string, errors: string): string[] {
+function checkFunction(name: string, errors: string, secondValues: ReadonlyMap<string, readonly number[]> | undefined): string[] {
   const words = ["site - 1u", "launch", "group.x", "group.y", "group.z", "thread.x", "thread.y", "thread.z", "a", "b"];
+  // Where every site determines its second value, flush looks it up by the site.
+  const secondByCase = secondValues
+    ? [...secondValues].filter(([text]) => text !== "0u").map(([text, sites]) => `    case ${sites.map((site) => `${site + 1}u`).join(", ")}: { b = ${text}; }`)
+    : [];
   return [
     `var<private> ${name}_site: u32;`,
     `var<private> ${name}_a: u32;`,
-    `var<private> ${name}_b: u32;`,
-    `fn ${name}(holds: bool, site: u32, a: u32, b: u32) -> bool {`,
+    ...(secondValues ? [] : [`var<private> ${name}_b: u32;`]),
+    `fn ${name}(holds: bool, site: u32, a: u32${secondValues ? "" : ", b: u32"}) -> bool {`,
     `  let first = !holds & (${name}_site == 0u);`,
     `  ${name}_site = select(${name}_site, site, first);`,
     `  ${name}_a = select(${name}_a, a, first);`,
-    `  ${name}_b = select(${name}_b, b, first);`,
+    ...(secondValues ? [] : [`  ${name}_b = select(${name}_b, b, first);`]),
     "  return holds;",
     "}",
     `fn ${name}_flush(launch: u32, group: vec3<u32>, thread: vec3<u32>) {`,
     `  let site = ${name}_site;`,
     `  let a = ${name}_a;`,
-    `  let b = ${name}_b;`,
+    ...(!secondValues ? [`  let b = ${name}_b;`] : secondByCase.length === 0 ? ["  let b = 0u;"] : ["  var b = 0u;", "  switch site {", ...secondByCase, "    default: {}", "  }"]),
     "  if (site != 0u) {",
     `    let slot = atomicAdd(&${errors}[0], 1u);`,
     "    if (slot < 8u) {",
@@ -318,6 +327,29 @@ function checkFunction(name: string, errors: string): string[] {
     "  }",
     "}",
   ];
+}
+
+/**
+ * The second value of every check, by its WGSL text (a u32 literal, or a field of the kernel's uniform: a global
+ * buffer's length), with the sites that report it; undefined where some site's second value is only known at
+ * run time (the column of a 2-D shared array's index), which the thread then keeps as it keeps the first.
+ */
+function siteDeterminedValues(body: readonly Stmt[], uniformValue: (variable: Variable) => string | undefined): Map<string, number[]> | undefined {
+  const values = new Map<string, number[]>();
+  const seen = new Set<number>();
+  let dynamic = false;
+  walkStmts(body, (stmt) => {
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => {
+      if (e.kind !== "check") return;
+      const second = e.values[1];
+      const text = second.kind === "literal" && second.type === "u32" ? `${second.value}u` : second.kind === "variable" ? uniformValue(second.variable) : undefined;
+      if (text === undefined) dynamic = true;
+      // A check may be reached twice (a vector load's check also zeroes its words).
+      else if (!seen.has(e.site)) values.set(text, [...(values.get(text) ?? []), e.site]);
+      seen.add(e.site);
+    });
+  });
+  return dynamic ? undefined : values;
 }
 
 /**
@@ -413,8 +445,8 @@ function makePrinter(
   stored: ReadonlySet<ArrayRef>,
   /** Packed arrays of vec4<u32> elements. */
   packedVectors: ReadonlySet<ArrayRef>,
-  /** A checked build: the entry point's check function (checkFunction). */
-  checkName?: string,
+  /** A checked build: the entry point's check function (checkFunction), and whether it takes the second value. */
+  check?: { readonly name: string; readonly secondValue: boolean },
 ): ExprPrinter {
   // A vector or struct as the operand of `.x` or `.field`: an atom, or parenthesized.
   const operand = (printed: Printed) => (printed.kind === "atom" ? printed.text : `(${printed.text})`);
@@ -457,9 +489,9 @@ function makePrinter(
     swizzle: (expr, value) => ({ text: `${operand(value)}.${swizzleName(expr.lanes)}`, kind: "atom" }),
     field: (expr, value) => ({ text: `${operand(value)}.${typeNames.field(expr.value.type as StructType, expr.field)}`, kind: "atom" }),
     check: (expr, holds, values) => {
-      if (!checkName) throw new Error("internal: a check in a WGSL function without an error buffer");
-      // The site plus 1: 0 is "no failure" (checkFunction).
-      return { text: `${checkName}(${holds}, ${expr.site + 1}u, ${values[0]}, ${values[1]})`, kind: "atom" };
+      if (!check) throw new Error("internal: a check in a WGSL function without an error buffer");
+      // The site plus 1: 0 is "no failure" (checkFunction); a second value the site determines stays out.
+      return { text: `${check.name}(${holds}, ${expr.site + 1}u, ${values[0]}${check.secondValue ? `, ${values[1]}` : ""})`, kind: "atom" };
     },
     // WGSL's select takes the false value first.
     select: (condition, whenTrue, whenFalse) => ({ text: `select(${whenFalse.text}, ${whenTrue.text}, ${condition.text})`, kind: "atom" }),
