@@ -48,7 +48,8 @@ const caseList = args.includes("--cases") ? option("--cases", "") : undefined;
 const resolvedCases = caseList ? resolveCases(caseList) : kernelCases;
 if (typeof resolvedCases === "string") throw new Error(`--cases: ${resolvedCases}`);
 const suiteCases = resolvedCases;
-const maxCostElements = 2 ** 24;
+// --cost-elements N: the cost's shapes hold at most N elements (default 2^24), e.g. 2^25 for the blur at 8K.
+const maxCostElements = Number(option("--cost-elements", String(2 ** 24)));
 
 const plain = loadKernelLibrary(path.join(dir, "kernels"));
 const checked = loadKernelLibrary(path.join(dir, "kernels-checked"));
@@ -121,7 +122,7 @@ function smallShape(kernelCase: KernelCase): Shape {
   return kernelCase.cpuShapes[0]!;
 }
 
-/** The first GPU shape, its largest dimension halved until it holds at most 2^24 elements (or 2^20 with --small). */
+/** The first GPU shape, its largest dimension halved until it holds at most maxCostElements (with --small: the CPU shape). */
 function costShape(kernelCase: KernelCase): Shape {
   if (small) return kernelCase.cpuShapes[0]!;
   const shape = [...kernelCase.gpuShapes[0]!];

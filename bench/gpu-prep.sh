@@ -31,7 +31,9 @@ rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/node_modules/@koromix" "$DEVICE_DI
 BANNER="import { createRequire as __tskCreateRequire } from 'node:module'; import { fileURLToPath as __tskPath } from 'node:url'; const require = __tskCreateRequire(import.meta.url); const __filename = __tskPath(import.meta.url); const __dirname = __tskPath(new URL('.', import.meta.url));"
 if [ "$CHECKED_ONLY" = 1 ]; then
   # The files of the suite's cases, of the matmul rungs and of the atomics and subgroup examples (bench/gpu-checked.ts).
-  CHECKED_FILES=$(node --input-type=module -e "
+  # TSK_CHECKED_FILES (a list of kernel files) builds only those, for a run of some cases (--parts cost --cases …).
+  CHECKED_FILES=${TSK_CHECKED_FILES:-}
+  [ -n "$CHECKED_FILES" ] || CHECKED_FILES=$(node --input-type=module -e "
     const { suiteFiles } = await import('./dist/cli/kernels-bench/cases.js');
     const { variantFiles } = await import('./dist/cli/demo/variants.js');
     const { collectiveExampleFiles } = await import('./dist/cli/demo/collective-examples.js');
