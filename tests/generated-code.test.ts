@@ -1,6 +1,6 @@
 /**
  * The real compilers on every golden output: each expected.cu is compiled by nvcc for sm_90 (sm_90a where it uses wgmma; cubin, with
- * `-Xptxas -v`; registers and spills are recorded, and no matmul example may spill), and each expected.wgsl
+ * `-Xptxas -v`; registers and spills are recorded, and no matmul example, bf16 row kernel or blur-rgba8 may spill), and each expected.wgsl
  * is accepted by Dawn with no messages. Pipeline creation on Dawn's null adapter uses WebGPU's default
  * limits (256 invocations, 16 KiB of workgroup memory); an entry point may fail there only with the limit
  * the compiler already warned about (TSK3006/TSK3007). The register report goes to build/ptxas-report.json.
@@ -75,6 +75,21 @@ describe.skipIf(!nvccAvailable())(`nvcc accepts every generated .cu${nvccAvailab
       for (const fn of results[i]!.functions) {
         expect(fn.spillStoresBytes + fn.spillLoadsBytes, `${c.name} ${fn.name} spills`).toBe(0);
         expect(fn.registers, `${c.name} ${fn.name}`).toBeGreaterThan(0);
+      }
+    });
+  });
+
+  // tests/half-row-kernels.test.ts compiles the f16 builds of these files; their bf16 builds (and blur-rgba8) are
+  // the goldens compiled above, so they are checked here rather than compiled a second time there.
+  it("the bf16 row kernels and blur-rgba8 do not spill registers", () => {
+    const names = ["layer-norm-bf16", "rms-norm-bf16", "softmax-bf16", "elementwise-bf16", "blur-rgba8"].map((name) => `examples/${name}`);
+    expect(names.filter((name) => !cases.some((c) => c.name === name))).toEqual([]);
+    cases.forEach((c, i) => {
+      if (!names.includes(c.name)) return;
+      expect(results[i]!.functions.filter((fn) => fn.entry).length, `${c.name} has kernels`).toBeGreaterThan(0);
+      for (const fn of results[i]!.functions) {
+        expect(fn.spillStoresBytes, `${c.name} ${fn.name}`).toBe(0);
+        expect(fn.spillLoadsBytes, `${c.name} ${fn.name}`).toBe(0);
       }
     });
   });
