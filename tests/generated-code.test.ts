@@ -1,6 +1,6 @@
 /**
  * The real compilers on every golden output: each expected.cu is compiled by nvcc for sm_90 (sm_90a where it uses wgmma; cubin, with
- * `-Xptxas -v`; registers and spills are recorded, and no matmul example may spill), and each expected.wgsl
+ * `-Xptxas -v`; registers and spills are recorded, and no matmul example, bf16 row kernel or blur-rgba8 may spill), and each expected.wgsl
  * is accepted by Dawn with no messages. Pipeline creation on Dawn's null adapter uses WebGPU's default
  * limits (256 invocations, 16 KiB of workgroup memory); an entry point may fail there only with the limit
  * the compiler already warned about (TSK3006/TSK3007). The register report goes to build/ptxas-report.json.
@@ -17,6 +17,14 @@ import { compileCudaMany, nvccAvailable, type CudaCompileResult } from "./tools/
 import { closeDawn, validateWgsl } from "./tools/dawn.ts";
 
 const cases = codegenCases().filter((c) => fs.existsSync(path.join(c.dir, "expected.cu")));
+
+// The shared-memory check and the WGSL checks below read the compiler's facts for the same cases: each case is
+// compiled once in this file, not once per use (about 8 s of the file's time on the 2-core CI machine).
+const compiledCases = new Map<string, ReturnType<typeof compileCase>>();
+function compiled(input: string): ReturnType<typeof compileCase> {
+  if (!compiledCases.has(input)) compiledCases.set(input, compileCase(input));
+  return compiledCases.get(input)!;
+}
 
 describe("what NVRTC lacks", () => {
   // The CUDA runtime compiles the .cu with NVRTC, whose front end has no offsetof, not even GCC's
@@ -71,18 +79,33 @@ describe.skipIf(!nvccAvailable())(`nvcc accepts every generated .cu${nvccAvailab
     });
   });
 
+  // tests/half-row-kernels.test.ts compiles the f16 builds of these files; their bf16 builds (and blur-rgba8) are
+  // the goldens compiled above, so they are checked here rather than compiled a second time there.
+  it("the bf16 row kernels and blur-rgba8 do not spill registers", () => {
+    const names = ["layer-norm-bf16", "rms-norm-bf16", "softmax-bf16", "elementwise-bf16", "blur-rgba8"].map((name) => `examples/${name}`);
+    expect(names.filter((name) => !cases.some((c) => c.name === name))).toEqual([]);
+    cases.forEach((c, i) => {
+      if (!names.includes(c.name)) return;
+      expect(results[i]!.functions.filter((fn) => fn.entry).length, `${c.name} has kernels`).toBeGreaterThan(0);
+      for (const fn of results[i]!.functions) {
+        expect(fn.spillStoresBytes, `${c.name} ${fn.name}`).toBe(0);
+        expect(fn.spillLoadsBytes, `${c.name} ${fn.name}`).toBe(0);
+      }
+    });
+  });
+
   it("declares the shared memory the manifest reports", () => {
     cases.forEach((c, i) => {
-      const compiled = compileCase(c.input);
-      compiled.files[0]!.specializations.forEach((spec, s) => {
+      const result = compiled(c.input);
+      result.files[0]!.specializations.forEach((spec, s) => {
         // A specialization whose kernel's `targets` leave out CUDA has no function here.
         if (!spec.targets.includes("cuda")) return;
-        const fn = results[i]!.functions.find((f) => f.name === compiled.files[0]!.cuda!.functions[s]);
+        const fn = results[i]!.functions.find((f) => f.name === result.files[0]!.cuda!.functions[s]);
         expect(fn, `${c.name}: ptxas reports ${spec.entryName}`).toBeDefined();
         // Above 48 KB the arrays live in dynamic shared memory, which ptxas does not count: the launch asks for
         // exactly what the manifest reports (with the padding that aligns the arrays, and 1024 bytes more where
         // wgmma operands need aligning; issue 12).
-        const dynamic = compiled.files[0]!.cuda!.dynamicSharedBytes[s]!;
+        const dynamic = result.files[0]!.cuda!.dynamicSharedBytes[s]!;
         if (dynamic > 0) {
           expect(dynamic, `${c.name} ${spec.entryName} dynamic shared bytes`).toBe(spec.facts.sharedBytes);
           expect(fn!.sharedBytes, `${c.name} ${spec.entryName} static shared bytes`).toBe(0);
@@ -107,10 +130,10 @@ describe("Dawn accepts every generated .wgsl", () => {
   for (const testCase of codegenCases().filter((c) => fs.existsSync(path.join(c.dir, "expected.wgsl")))) {
     it(testCase.name, async () => {
       const code = fs.readFileSync(path.join(testCase.dir, "expected.wgsl"), "utf8");
-      const compiled = compileCase(testCase.input);
-      const file = compiled.files[0]!;
+      const build = compiled(testCase.input);
+      const file = build.files[0]!;
       const warned = new Set(
-        compiled.diagnostics.filter((d) => d.code === "TSK3006" || d.code === "TSK3007").map((d) => /kernel '(\w+)'/.exec(d.message)?.[1]),
+        build.diagnostics.filter((d) => d.code === "TSK3006" || d.code === "TSK3007").map((d) => /kernel '(\w+)'/.exec(d.message)?.[1]),
       );
       // One per specialization built for WGSL (undefined for those whose kernel's `targets` leave it out).
       const entries = file.wgsl!.entries.map((e) => e?.entryPoint);

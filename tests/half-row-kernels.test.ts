@@ -92,18 +92,19 @@ describe("the bf16 kernels built for f16 from the same source", () => {
     for (const buffer of set.buffers.values()) release(device, buffer);
   });
 
-  it.skipIf(!nvccAvailable())("compiles for CUDA with nvcc for sm_90, with no spills (and the bf16 examples too)", () => {
+  // The bf16 examples themselves (and blur-rgba8) are goldens: tests/generated-code.test.ts compiles them with
+  // nvcc for sm_90 and checks that they do not spill, so only the f16 builds are compiled here.
+  it.skipIf(!nvccAvailable())("compiles for CUDA with nvcc for sm_90, with no spills", () => {
     const cudaLibrary = compileKernelLibrary(files, ["cuda"]);
-    const bf16 = compileKernelLibrary([...sources.map((f) => path.join(repoRoot, "examples", f)), path.join(repoRoot, "examples", "blur-rgba8.ts")], ["cuda"]);
-    for (const lib of [cudaLibrary, bf16]) {
-      const modules = new Set(lib.kernels.map((k) => k.cuda!.source));
-      for (const source of modules) {
-        const result = compileCuda(source, { arch: "sm_90" });
-        expect(result.ok, result.errors).toBe(true);
-        for (const fn of result.functions) {
-          expect(fn.spillStoresBytes, fn.name).toBe(0);
-          expect(fn.spillLoadsBytes, fn.name).toBe(0);
-        }
+    const modules = new Set(cudaLibrary.kernels.map((k) => k.cuda!.source));
+    expect(modules.size).toBe(sources.length);
+    for (const source of modules) {
+      const result = compileCuda(source, { arch: "sm_90" });
+      expect(result.ok, result.errors).toBe(true);
+      expect(result.functions.filter((fn) => fn.entry).length).toBeGreaterThan(0);
+      for (const fn of result.functions) {
+        expect(fn.spillStoresBytes, fn.name).toBe(0);
+        expect(fn.spillLoadsBytes, fn.name).toBe(0);
       }
     }
     // The suite's cases name the kernels these files declare.
