@@ -84,7 +84,6 @@ const testShapes: Record<string, readonly Shape[]> = {
   // 8-byte vectors: rows of one vector (8 columns), and a partial chunk.
   "dequantize-int8-whole": [[37, 8], [29, 1032]],
   "blur-rgba8-wave": [[67, 100], [40, 4], [3, 520]],
-  "blur-rgba8-cascade": [[67, 100], [40, 4], [3, 520]],
 };
 
 async function expectPasses(device: Device, kernelCase: KernelCase, shape: Shape, library: KernelLibrary, prefer?: Record<string, Constants>): Promise<void> {
@@ -154,7 +153,6 @@ describe("memory-bound examples: every declared specialization, and the checked 
     ["dequantize-int8", [41, 1024], { dequantizeRows: { T: "bf16", BLOCK: 128, ITEMS: 2 } }],
     ["blur-rgba8", [37, 300], { blurRgba8: { THREADS: 64, STRIP: 16 } }],
     ["blur-rgba8", [150, 300], { blurRgba8: { THREADS: 128, STRIP: 64 } }],
-    ["blur-rgba8-cascade", [37, 300], { blurRgba8Cascade: { THREADS: 64, STRIP: 16 } }],
     ["dequantize-int8-prefetch", [41, 1024], { dequantizeRowsPrefetch: { T: "bf16", BLOCK: 256, ITEMS: 2 } }],
     ["dequantize-int8-whole", [41, 1024], { dequantizeRowsWhole: { T: "bf16", BLOCK: 256, ITEMS: 1 } }],
     ["layernorm-bf16-shifted", [9, 8000], { layerNormHalfShifted: { T: "bf16", THREADS: 512, ROWS: 1, ITEMS: 2 } }],

@@ -432,21 +432,18 @@ function blurReference(height: number, width: number, image: ArrayLike<number>):
 const waveBlurPixels = 2 ** 24;
 
 /**
- * The blur. "wave" picks the strips by the image's size instead of blurRgba8's first specialization (128 threads,
+ * The blur; `wave` picks the strips by the image's size instead of blurRgba8's first specialization (128 threads,
  * strips of 32 rows): strips of 64 rows from waveBlurPixels on (at 4320 × 7680: 15 × 68 = 1020 blocks of 128,
  * one wave of 8 blocks on each of the H100's 132 multiprocessors at 63 registers, and a sixteenth of the rows
  * read twice instead of an eighth), 64 threads and strips of 16 rows below (at 2160 × 3840: 2025 blocks of 64
- * instead of 544 of 128, about 4 per multiprocessor). "cascade" runs blurRgba8Cascade (the vertical taps as
- * four running [1 1] sums) with blurRgba8's builds.
+ * instead of 544 of 128, about 4 per multiprocessor).
  */
-function blurCase(variant?: "wave" | "cascade"): KernelCase {
-  const kernelName = variant === "cascade" ? "blurRgba8Cascade" : "blurRgba8";
-  const wave = variant === "wave";
+function blurCase(wave = false): KernelCase {
   return {
-    id: variant ? `blur-rgba8-${variant}` : "blur-rgba8",
+    id: wave ? "blur-rgba8-wave" : "blur-rgba8",
     family: "blur",
-    title: `Gaussian blur 5×5, RGBA8 (edges clamped${wave ? "; strips by size" : variant === "cascade" ? "; vertical taps as running sums" : ""})`,
-    kernels: { [kernelName]: "examples/blur-rgba8.ts" },
+    title: `Gaussian blur 5×5, RGBA8 (edges clamped${wave ? "; strips by size" : ""})`,
+    kernels: { blurRgba8: "examples/blur-rgba8.ts" },
     torch: "none (no uint8 image blur in PyTorch itself)",
     dims: 2,
     gpuShapes: [
@@ -457,11 +454,11 @@ function blurCase(variant?: "wave" | "cascade"): KernelCase {
       [480, 640],
       [67, 100],
     ],
-    space: () => ({ kernels: [kernelName], constants: { THREADS: [32, 64, 128, 256], STRIP: [8, 16, 32, 64] } }),
+    space: () => ({ kernels: ["blurRgba8"], constants: { THREADS: [32, 64, 128, 256], STRIP: [8, 16, 32, 64] } }),
     unsupported: ([, width]) => (width! % 4 === 0 ? undefined : "the width must be a multiple of 4 pixels (16-byte rows)"),
     build([height, width], context) {
       const choices: readonly Constants[] = !wave ? [{}, { THREADS: 64, STRIP: 16 }] : height! * width! >= waveBlurPixels ? [{ STRIP: 64 }] : [{ THREADS: 64, STRIP: 16 }];
-      const kernel = pick(context, kernelName, choices);
+      const kernel = pick(context, "blurRgba8", choices);
       const { THREADS, STRIP } = constantsOf(kernel) as { THREADS: number; STRIP: number };
       const blocksX = Math.ceil(width! / 4 / THREADS);
       const blocksY = Math.ceil(height! / STRIP);
@@ -497,8 +494,7 @@ export const halfCases: readonly KernelCase[] = [
   dequantizeCase("bf16", "prefetch"),
   dequantizeCase("bf16", "whole"),
   blurCase(),
-  blurCase("wave"),
-  blurCase("cascade"),
+  blurCase(true),
 ];
 
 /**

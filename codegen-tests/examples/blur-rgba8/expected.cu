@@ -25,7 +25,7 @@ __device__ __forceinline__ unsigned int rounded(unsigned int sum) {
 // Kernel blurRgba8 specialized for THREADS = 128, STRIP = 32; block 128×1×1.
 #line 32 "examples/blur-rgba8.ts"
 extern "C" __global__ void __launch_bounds__(128) blurRgba8_THREADS_128_STRIP_32(unsigned char* out, const unsigned char* __restrict__ image, int width, int height) {
-#line 48 "examples/blur-rgba8.ts"
+#line 55 "examples/blur-rgba8.ts"
   unsigned int window[40];
 #line 37 "examples/blur-rgba8.ts"
   const int quads = width / 4;
@@ -47,14 +47,18 @@ extern "C" __global__ void __launch_bounds__(128) blurRgba8_THREADS_128_STRIP_32
   const int xp5 = tsk_min((int)((unsigned int)x + 5u), (int)((unsigned int)width - 1u));
 #line 46 "examples/blur-rgba8.ts"
   const int firstRow = (int)((unsigned int)((int)blockIdx.y) * 32u);
-#line 50 "examples/blur-rgba8.ts"
+#line 52 "examples/blur-rgba8.ts"
+  const int step = (int)(1u - 2u * (unsigned int)((int)blockIdx.y % 2));
+#line 53 "examples/blur-rgba8.ts"
+  const int origin = step > 0 ? firstRow : (int)((unsigned int)firstRow + 32u - 1u);
+#line 57 "examples/blur-rgba8.ts"
 #pragma unroll
   for (int i = 0; i < 36; i++) {
-#line 51 "examples/blur-rgba8.ts"
-    const int y = tsk_min(max((int)((unsigned int)firstRow + (unsigned int)i - 2u), 0), (int)((unsigned int)height - 1u));
-#line 52 "examples/blur-rgba8.ts"
+#line 58 "examples/blur-rgba8.ts"
+    const int y = tsk_min(max((int)((unsigned int)origin + (unsigned int)step * ((unsigned int)i - 2u)), 0), (int)((unsigned int)height - 1u));
+#line 59 "examples/blur-rgba8.ts"
     const int rowStart = (int)((unsigned int)y * (unsigned int)width);
-#line 53 "examples/blur-rgba8.ts"
+#line 60 "examples/blur-rgba8.ts"
     const uint4 words = *reinterpret_cast<const uint4*>(&image[(int)(((unsigned int)rowStart + (unsigned int)x) * 4u)]);
     const unsigned int c0 = (words.x & 0xffu);
     const unsigned int c1 = ((words.x >> 8) & 0xffu);
@@ -72,127 +76,127 @@ extern "C" __global__ void __launch_bounds__(128) blurRgba8_THREADS_128_STRIP_32
     const unsigned int c13 = ((words.w >> 8) & 0xffu);
     const unsigned int c14 = ((words.w >> 16) & 0xffu);
     const unsigned int c15 = ((words.w >> 24) & 0xffu);
-#line 55 "examples/blur-rgba8.ts"
+#line 62 "examples/blur-rgba8.ts"
     const unsigned int words_1 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm2) * 4u)]);
     const unsigned int a0 = (words_1 & 0xffu);
     const unsigned int a1 = ((words_1 >> 8) & 0xffu);
     const unsigned int a2 = ((words_1 >> 16) & 0xffu);
     const unsigned int a3 = ((words_1 >> 24) & 0xffu);
-#line 56 "examples/blur-rgba8.ts"
+#line 63 "examples/blur-rgba8.ts"
     const unsigned int words_2 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm1) * 4u)]);
     const unsigned int b0 = (words_2 & 0xffu);
     const unsigned int b1 = ((words_2 >> 8) & 0xffu);
     const unsigned int b2 = ((words_2 >> 16) & 0xffu);
     const unsigned int b3 = ((words_2 >> 24) & 0xffu);
-#line 57 "examples/blur-rgba8.ts"
+#line 64 "examples/blur-rgba8.ts"
     const unsigned int words_3 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp4) * 4u)]);
     const unsigned int d0 = (words_3 & 0xffu);
     const unsigned int d1 = ((words_3 >> 8) & 0xffu);
     const unsigned int d2 = ((words_3 >> 16) & 0xffu);
     const unsigned int d3 = ((words_3 >> 24) & 0xffu);
-#line 58 "examples/blur-rgba8.ts"
+#line 65 "examples/blur-rgba8.ts"
     const unsigned int words_4 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp5) * 4u)]);
     const unsigned int e0 = (words_4 & 0xffu);
     const unsigned int e1 = ((words_4 >> 8) & 0xffu);
     const unsigned int e2 = ((words_4 >> 16) & 0xffu);
     const unsigned int e3 = ((words_4 >> 24) & 0xffu);
-#line 60 "examples/blur-rgba8.ts"
-    const unsigned int m2a = pair(a0, a2);
-#line 61 "examples/blur-rgba8.ts"
-    const unsigned int m2b = pair(a1, a3);
-#line 62 "examples/blur-rgba8.ts"
-    const unsigned int m1a = pair(b0, b2);
-#line 63 "examples/blur-rgba8.ts"
-    const unsigned int m1b = pair(b1, b3);
-#line 64 "examples/blur-rgba8.ts"
-    const unsigned int p0a = pair(c0, c2);
-#line 65 "examples/blur-rgba8.ts"
-    const unsigned int p0b = pair(c1, c3);
-#line 66 "examples/blur-rgba8.ts"
-    const unsigned int p1a = pair(c4, c6);
 #line 67 "examples/blur-rgba8.ts"
-    const unsigned int p1b = pair(c5, c7);
+    const unsigned int m2a = pair(a0, a2);
 #line 68 "examples/blur-rgba8.ts"
-    const unsigned int p2a = pair(c8, c10);
+    const unsigned int m2b = pair(a1, a3);
 #line 69 "examples/blur-rgba8.ts"
-    const unsigned int p2b = pair(c9, c11);
+    const unsigned int m1a = pair(b0, b2);
 #line 70 "examples/blur-rgba8.ts"
-    const unsigned int p3a = pair(c12, c14);
+    const unsigned int m1b = pair(b1, b3);
 #line 71 "examples/blur-rgba8.ts"
-    const unsigned int p3b = pair(c13, c15);
+    const unsigned int p0a = pair(c0, c2);
 #line 72 "examples/blur-rgba8.ts"
-    const unsigned int p4a = pair(d0, d2);
+    const unsigned int p0b = pair(c1, c3);
 #line 73 "examples/blur-rgba8.ts"
-    const unsigned int p4b = pair(d1, d3);
+    const unsigned int p1a = pair(c4, c6);
 #line 74 "examples/blur-rgba8.ts"
-    const unsigned int p5a = pair(e0, e2);
+    const unsigned int p1b = pair(c5, c7);
 #line 75 "examples/blur-rgba8.ts"
-    const unsigned int p5b = pair(e1, e3);
+    const unsigned int p2a = pair(c8, c10);
 #line 76 "examples/blur-rgba8.ts"
-    const int w = (int)((unsigned int)(i % 5) * 8u);
+    const unsigned int p2b = pair(c9, c11);
 #line 77 "examples/blur-rgba8.ts"
-    window[w] = taps(m2a, m1a, p0a, p1a, p2a);
+    const unsigned int p3a = pair(c12, c14);
 #line 78 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 1u)] = taps(m2b, m1b, p0b, p1b, p2b);
+    const unsigned int p3b = pair(c13, c15);
 #line 79 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 2u)] = taps(m1a, p0a, p1a, p2a, p3a);
+    const unsigned int p4a = pair(d0, d2);
 #line 80 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 3u)] = taps(m1b, p0b, p1b, p2b, p3b);
+    const unsigned int p4b = pair(d1, d3);
 #line 81 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 4u)] = taps(p0a, p1a, p2a, p3a, p4a);
+    const unsigned int p5a = pair(e0, e2);
 #line 82 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 5u)] = taps(p0b, p1b, p2b, p3b, p4b);
+    const unsigned int p5b = pair(e1, e3);
 #line 83 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 6u)] = taps(p1a, p2a, p3a, p4a, p5a);
+    const int w = (int)((unsigned int)(i % 5) * 8u);
 #line 84 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 7u)] = taps(p1b, p2b, p3b, p4b, p5b);
+    window[w] = taps(m2a, m1a, p0a, p1a, p2a);
 #line 85 "examples/blur-rgba8.ts"
-    const int outRow = (int)((unsigned int)firstRow + (unsigned int)i - 4u);
+    window[(int)((unsigned int)w + 1u)] = taps(m2b, m1b, p0b, p1b, p2b);
 #line 86 "examples/blur-rgba8.ts"
-    if (i >= 4 && outRow < height) {
+    window[(int)((unsigned int)w + 2u)] = taps(m1a, p0a, p1a, p2a, p3a);
+#line 87 "examples/blur-rgba8.ts"
+    window[(int)((unsigned int)w + 3u)] = taps(m1b, p0b, p1b, p2b, p3b);
 #line 88 "examples/blur-rgba8.ts"
-      const int o0 = (int)((unsigned int)((int)((unsigned int)i + 1u) % 5) * 8u);
+    window[(int)((unsigned int)w + 4u)] = taps(p0a, p1a, p2a, p3a, p4a);
 #line 89 "examples/blur-rgba8.ts"
-      const int o1 = (int)((unsigned int)((int)((unsigned int)i + 2u) % 5) * 8u);
+    window[(int)((unsigned int)w + 5u)] = taps(p0b, p1b, p2b, p3b, p4b);
 #line 90 "examples/blur-rgba8.ts"
-      const int o2 = (int)((unsigned int)((int)((unsigned int)i + 3u) % 5) * 8u);
+    window[(int)((unsigned int)w + 6u)] = taps(p1a, p2a, p3a, p4a, p5a);
 #line 91 "examples/blur-rgba8.ts"
-      const int o3 = (int)((unsigned int)((int)((unsigned int)i + 4u) % 5) * 8u);
+    window[(int)((unsigned int)w + 7u)] = taps(p1b, p2b, p3b, p4b, p5b);
 #line 92 "examples/blur-rgba8.ts"
-      const int o4 = w;
+    const int outRow = (int)((unsigned int)origin + (unsigned int)step * ((unsigned int)i - 4u));
 #line 93 "examples/blur-rgba8.ts"
-      const unsigned int s0 = taps(window[o0], window[o1], window[o2], window[o3], window[o4]);
-#line 94 "examples/blur-rgba8.ts"
-      const unsigned int s1 = taps(window[(int)((unsigned int)o0 + 1u)], window[(int)((unsigned int)o1 + 1u)], window[(int)((unsigned int)o2 + 1u)], window[(int)((unsigned int)o3 + 1u)], window[(int)((unsigned int)o4 + 1u)]);
+    if (i >= 4 && outRow < height) {
 #line 95 "examples/blur-rgba8.ts"
-      const unsigned int s2 = taps(window[(int)((unsigned int)o0 + 2u)], window[(int)((unsigned int)o1 + 2u)], window[(int)((unsigned int)o2 + 2u)], window[(int)((unsigned int)o3 + 2u)], window[(int)((unsigned int)o4 + 2u)]);
+      const int o0 = (int)((unsigned int)((int)((unsigned int)i + 1u) % 5) * 8u);
 #line 96 "examples/blur-rgba8.ts"
-      const unsigned int s3 = taps(window[(int)((unsigned int)o0 + 3u)], window[(int)((unsigned int)o1 + 3u)], window[(int)((unsigned int)o2 + 3u)], window[(int)((unsigned int)o3 + 3u)], window[(int)((unsigned int)o4 + 3u)]);
+      const int o1 = (int)((unsigned int)((int)((unsigned int)i + 2u) % 5) * 8u);
 #line 97 "examples/blur-rgba8.ts"
-      const unsigned int s4 = taps(window[(int)((unsigned int)o0 + 4u)], window[(int)((unsigned int)o1 + 4u)], window[(int)((unsigned int)o2 + 4u)], window[(int)((unsigned int)o3 + 4u)], window[(int)((unsigned int)o4 + 4u)]);
+      const int o2 = (int)((unsigned int)((int)((unsigned int)i + 3u) % 5) * 8u);
 #line 98 "examples/blur-rgba8.ts"
-      const unsigned int s5 = taps(window[(int)((unsigned int)o0 + 5u)], window[(int)((unsigned int)o1 + 5u)], window[(int)((unsigned int)o2 + 5u)], window[(int)((unsigned int)o3 + 5u)], window[(int)((unsigned int)o4 + 5u)]);
+      const int o3 = (int)((unsigned int)((int)((unsigned int)i + 4u) % 5) * 8u);
 #line 99 "examples/blur-rgba8.ts"
-      const unsigned int s6 = taps(window[(int)((unsigned int)o0 + 6u)], window[(int)((unsigned int)o1 + 6u)], window[(int)((unsigned int)o2 + 6u)], window[(int)((unsigned int)o3 + 6u)], window[(int)((unsigned int)o4 + 6u)]);
+      const int o4 = w;
 #line 100 "examples/blur-rgba8.ts"
-      const unsigned int s7 = taps(window[(int)((unsigned int)o0 + 7u)], window[(int)((unsigned int)o1 + 7u)], window[(int)((unsigned int)o2 + 7u)], window[(int)((unsigned int)o3 + 7u)], window[(int)((unsigned int)o4 + 7u)]);
+      const unsigned int s0 = taps(window[o0], window[o1], window[o2], window[o3], window[o4]);
 #line 101 "examples/blur-rgba8.ts"
-      const unsigned int q0 = rounded(s0);
+      const unsigned int s1 = taps(window[(int)((unsigned int)o0 + 1u)], window[(int)((unsigned int)o1 + 1u)], window[(int)((unsigned int)o2 + 1u)], window[(int)((unsigned int)o3 + 1u)], window[(int)((unsigned int)o4 + 1u)]);
 #line 102 "examples/blur-rgba8.ts"
-      const unsigned int q1 = rounded(s1);
+      const unsigned int s2 = taps(window[(int)((unsigned int)o0 + 2u)], window[(int)((unsigned int)o1 + 2u)], window[(int)((unsigned int)o2 + 2u)], window[(int)((unsigned int)o3 + 2u)], window[(int)((unsigned int)o4 + 2u)]);
 #line 103 "examples/blur-rgba8.ts"
-      const unsigned int q2 = rounded(s2);
+      const unsigned int s3 = taps(window[(int)((unsigned int)o0 + 3u)], window[(int)((unsigned int)o1 + 3u)], window[(int)((unsigned int)o2 + 3u)], window[(int)((unsigned int)o3 + 3u)], window[(int)((unsigned int)o4 + 3u)]);
 #line 104 "examples/blur-rgba8.ts"
-      const unsigned int q3 = rounded(s3);
+      const unsigned int s4 = taps(window[(int)((unsigned int)o0 + 4u)], window[(int)((unsigned int)o1 + 4u)], window[(int)((unsigned int)o2 + 4u)], window[(int)((unsigned int)o3 + 4u)], window[(int)((unsigned int)o4 + 4u)]);
 #line 105 "examples/blur-rgba8.ts"
-      const unsigned int q4 = rounded(s4);
+      const unsigned int s5 = taps(window[(int)((unsigned int)o0 + 5u)], window[(int)((unsigned int)o1 + 5u)], window[(int)((unsigned int)o2 + 5u)], window[(int)((unsigned int)o3 + 5u)], window[(int)((unsigned int)o4 + 5u)]);
 #line 106 "examples/blur-rgba8.ts"
-      const unsigned int q5 = rounded(s5);
+      const unsigned int s6 = taps(window[(int)((unsigned int)o0 + 6u)], window[(int)((unsigned int)o1 + 6u)], window[(int)((unsigned int)o2 + 6u)], window[(int)((unsigned int)o3 + 6u)], window[(int)((unsigned int)o4 + 6u)]);
 #line 107 "examples/blur-rgba8.ts"
-      const unsigned int q6 = rounded(s6);
+      const unsigned int s7 = taps(window[(int)((unsigned int)o0 + 7u)], window[(int)((unsigned int)o1 + 7u)], window[(int)((unsigned int)o2 + 7u)], window[(int)((unsigned int)o3 + 7u)], window[(int)((unsigned int)o4 + 7u)]);
 #line 108 "examples/blur-rgba8.ts"
-      const unsigned int q7 = rounded(s7);
+      const unsigned int q0 = rounded(s0);
+#line 109 "examples/blur-rgba8.ts"
+      const unsigned int q1 = rounded(s1);
 #line 110 "examples/blur-rgba8.ts"
+      const unsigned int q2 = rounded(s2);
+#line 111 "examples/blur-rgba8.ts"
+      const unsigned int q3 = rounded(s3);
+#line 112 "examples/blur-rgba8.ts"
+      const unsigned int q4 = rounded(s4);
+#line 113 "examples/blur-rgba8.ts"
+      const unsigned int q5 = rounded(s5);
+#line 114 "examples/blur-rgba8.ts"
+      const unsigned int q6 = rounded(s6);
+#line 115 "examples/blur-rgba8.ts"
+      const unsigned int q7 = rounded(s7);
+#line 117 "examples/blur-rgba8.ts"
       *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)outRow * (unsigned int)width + (unsigned int)x) * 4u)]) = make_uint4(((unsigned int)(q0) & 0xffu) | (((unsigned int)(q1) & 0xffu) << 8) | (((unsigned int)(q0 >> 16u) & 0xffu) << 16) | (((unsigned int)(q1 >> 16u) & 0xffu) << 24), ((unsigned int)(q2) & 0xffu) | (((unsigned int)(q3) & 0xffu) << 8) | (((unsigned int)(q2 >> 16u) & 0xffu) << 16) | (((unsigned int)(q3 >> 16u) & 0xffu) << 24), ((unsigned int)(q4) & 0xffu) | (((unsigned int)(q5) & 0xffu) << 8) | (((unsigned int)(q4 >> 16u) & 0xffu) << 16) | (((unsigned int)(q5 >> 16u) & 0xffu) << 24), ((unsigned int)(q6) & 0xffu) | (((unsigned int)(q7) & 0xffu) << 8) | (((unsigned int)(q6 >> 16u) & 0xffu) << 16) | (((unsigned int)(q7 >> 16u) & 0xffu) << 24));
     }
   }
@@ -201,7 +205,7 @@ extern "C" __global__ void __launch_bounds__(128) blurRgba8_THREADS_128_STRIP_32
 // Kernel blurRgba8 specialized for THREADS = 64, STRIP = 16; block 64×1×1.
 #line 32 "examples/blur-rgba8.ts"
 extern "C" __global__ void __launch_bounds__(64) blurRgba8_THREADS_64_STRIP_16(unsigned char* out, const unsigned char* __restrict__ image, int width, int height) {
-#line 48 "examples/blur-rgba8.ts"
+#line 55 "examples/blur-rgba8.ts"
   unsigned int window[40];
 #line 37 "examples/blur-rgba8.ts"
   const int quads = width / 4;
@@ -223,14 +227,18 @@ extern "C" __global__ void __launch_bounds__(64) blurRgba8_THREADS_64_STRIP_16(u
   const int xp5 = tsk_min((int)((unsigned int)x + 5u), (int)((unsigned int)width - 1u));
 #line 46 "examples/blur-rgba8.ts"
   const int firstRow = (int)((unsigned int)((int)blockIdx.y) * 16u);
-#line 50 "examples/blur-rgba8.ts"
+#line 52 "examples/blur-rgba8.ts"
+  const int step = (int)(1u - 2u * (unsigned int)((int)blockIdx.y % 2));
+#line 53 "examples/blur-rgba8.ts"
+  const int origin = step > 0 ? firstRow : (int)((unsigned int)firstRow + 16u - 1u);
+#line 57 "examples/blur-rgba8.ts"
 #pragma unroll
   for (int i = 0; i < 20; i++) {
-#line 51 "examples/blur-rgba8.ts"
-    const int y = tsk_min(max((int)((unsigned int)firstRow + (unsigned int)i - 2u), 0), (int)((unsigned int)height - 1u));
-#line 52 "examples/blur-rgba8.ts"
+#line 58 "examples/blur-rgba8.ts"
+    const int y = tsk_min(max((int)((unsigned int)origin + (unsigned int)step * ((unsigned int)i - 2u)), 0), (int)((unsigned int)height - 1u));
+#line 59 "examples/blur-rgba8.ts"
     const int rowStart = (int)((unsigned int)y * (unsigned int)width);
-#line 53 "examples/blur-rgba8.ts"
+#line 60 "examples/blur-rgba8.ts"
     const uint4 words = *reinterpret_cast<const uint4*>(&image[(int)(((unsigned int)rowStart + (unsigned int)x) * 4u)]);
     const unsigned int c0 = (words.x & 0xffu);
     const unsigned int c1 = ((words.x >> 8) & 0xffu);
@@ -248,127 +256,127 @@ extern "C" __global__ void __launch_bounds__(64) blurRgba8_THREADS_64_STRIP_16(u
     const unsigned int c13 = ((words.w >> 8) & 0xffu);
     const unsigned int c14 = ((words.w >> 16) & 0xffu);
     const unsigned int c15 = ((words.w >> 24) & 0xffu);
-#line 55 "examples/blur-rgba8.ts"
+#line 62 "examples/blur-rgba8.ts"
     const unsigned int words_1 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm2) * 4u)]);
     const unsigned int a0 = (words_1 & 0xffu);
     const unsigned int a1 = ((words_1 >> 8) & 0xffu);
     const unsigned int a2 = ((words_1 >> 16) & 0xffu);
     const unsigned int a3 = ((words_1 >> 24) & 0xffu);
-#line 56 "examples/blur-rgba8.ts"
+#line 63 "examples/blur-rgba8.ts"
     const unsigned int words_2 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm1) * 4u)]);
     const unsigned int b0 = (words_2 & 0xffu);
     const unsigned int b1 = ((words_2 >> 8) & 0xffu);
     const unsigned int b2 = ((words_2 >> 16) & 0xffu);
     const unsigned int b3 = ((words_2 >> 24) & 0xffu);
-#line 57 "examples/blur-rgba8.ts"
+#line 64 "examples/blur-rgba8.ts"
     const unsigned int words_3 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp4) * 4u)]);
     const unsigned int d0 = (words_3 & 0xffu);
     const unsigned int d1 = ((words_3 >> 8) & 0xffu);
     const unsigned int d2 = ((words_3 >> 16) & 0xffu);
     const unsigned int d3 = ((words_3 >> 24) & 0xffu);
-#line 58 "examples/blur-rgba8.ts"
+#line 65 "examples/blur-rgba8.ts"
     const unsigned int words_4 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp5) * 4u)]);
     const unsigned int e0 = (words_4 & 0xffu);
     const unsigned int e1 = ((words_4 >> 8) & 0xffu);
     const unsigned int e2 = ((words_4 >> 16) & 0xffu);
     const unsigned int e3 = ((words_4 >> 24) & 0xffu);
-#line 60 "examples/blur-rgba8.ts"
-    const unsigned int m2a = pair(a0, a2);
-#line 61 "examples/blur-rgba8.ts"
-    const unsigned int m2b = pair(a1, a3);
-#line 62 "examples/blur-rgba8.ts"
-    const unsigned int m1a = pair(b0, b2);
-#line 63 "examples/blur-rgba8.ts"
-    const unsigned int m1b = pair(b1, b3);
-#line 64 "examples/blur-rgba8.ts"
-    const unsigned int p0a = pair(c0, c2);
-#line 65 "examples/blur-rgba8.ts"
-    const unsigned int p0b = pair(c1, c3);
-#line 66 "examples/blur-rgba8.ts"
-    const unsigned int p1a = pair(c4, c6);
 #line 67 "examples/blur-rgba8.ts"
-    const unsigned int p1b = pair(c5, c7);
+    const unsigned int m2a = pair(a0, a2);
 #line 68 "examples/blur-rgba8.ts"
-    const unsigned int p2a = pair(c8, c10);
+    const unsigned int m2b = pair(a1, a3);
 #line 69 "examples/blur-rgba8.ts"
-    const unsigned int p2b = pair(c9, c11);
+    const unsigned int m1a = pair(b0, b2);
 #line 70 "examples/blur-rgba8.ts"
-    const unsigned int p3a = pair(c12, c14);
+    const unsigned int m1b = pair(b1, b3);
 #line 71 "examples/blur-rgba8.ts"
-    const unsigned int p3b = pair(c13, c15);
+    const unsigned int p0a = pair(c0, c2);
 #line 72 "examples/blur-rgba8.ts"
-    const unsigned int p4a = pair(d0, d2);
+    const unsigned int p0b = pair(c1, c3);
 #line 73 "examples/blur-rgba8.ts"
-    const unsigned int p4b = pair(d1, d3);
+    const unsigned int p1a = pair(c4, c6);
 #line 74 "examples/blur-rgba8.ts"
-    const unsigned int p5a = pair(e0, e2);
+    const unsigned int p1b = pair(c5, c7);
 #line 75 "examples/blur-rgba8.ts"
-    const unsigned int p5b = pair(e1, e3);
+    const unsigned int p2a = pair(c8, c10);
 #line 76 "examples/blur-rgba8.ts"
-    const int w = (int)((unsigned int)(i % 5) * 8u);
+    const unsigned int p2b = pair(c9, c11);
 #line 77 "examples/blur-rgba8.ts"
-    window[w] = taps(m2a, m1a, p0a, p1a, p2a);
+    const unsigned int p3a = pair(c12, c14);
 #line 78 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 1u)] = taps(m2b, m1b, p0b, p1b, p2b);
+    const unsigned int p3b = pair(c13, c15);
 #line 79 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 2u)] = taps(m1a, p0a, p1a, p2a, p3a);
+    const unsigned int p4a = pair(d0, d2);
 #line 80 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 3u)] = taps(m1b, p0b, p1b, p2b, p3b);
+    const unsigned int p4b = pair(d1, d3);
 #line 81 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 4u)] = taps(p0a, p1a, p2a, p3a, p4a);
+    const unsigned int p5a = pair(e0, e2);
 #line 82 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 5u)] = taps(p0b, p1b, p2b, p3b, p4b);
+    const unsigned int p5b = pair(e1, e3);
 #line 83 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 6u)] = taps(p1a, p2a, p3a, p4a, p5a);
+    const int w = (int)((unsigned int)(i % 5) * 8u);
 #line 84 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 7u)] = taps(p1b, p2b, p3b, p4b, p5b);
+    window[w] = taps(m2a, m1a, p0a, p1a, p2a);
 #line 85 "examples/blur-rgba8.ts"
-    const int outRow = (int)((unsigned int)firstRow + (unsigned int)i - 4u);
+    window[(int)((unsigned int)w + 1u)] = taps(m2b, m1b, p0b, p1b, p2b);
 #line 86 "examples/blur-rgba8.ts"
-    if (i >= 4 && outRow < height) {
+    window[(int)((unsigned int)w + 2u)] = taps(m1a, p0a, p1a, p2a, p3a);
+#line 87 "examples/blur-rgba8.ts"
+    window[(int)((unsigned int)w + 3u)] = taps(m1b, p0b, p1b, p2b, p3b);
 #line 88 "examples/blur-rgba8.ts"
-      const int o0 = (int)((unsigned int)((int)((unsigned int)i + 1u) % 5) * 8u);
+    window[(int)((unsigned int)w + 4u)] = taps(p0a, p1a, p2a, p3a, p4a);
 #line 89 "examples/blur-rgba8.ts"
-      const int o1 = (int)((unsigned int)((int)((unsigned int)i + 2u) % 5) * 8u);
+    window[(int)((unsigned int)w + 5u)] = taps(p0b, p1b, p2b, p3b, p4b);
 #line 90 "examples/blur-rgba8.ts"
-      const int o2 = (int)((unsigned int)((int)((unsigned int)i + 3u) % 5) * 8u);
+    window[(int)((unsigned int)w + 6u)] = taps(p1a, p2a, p3a, p4a, p5a);
 #line 91 "examples/blur-rgba8.ts"
-      const int o3 = (int)((unsigned int)((int)((unsigned int)i + 4u) % 5) * 8u);
+    window[(int)((unsigned int)w + 7u)] = taps(p1b, p2b, p3b, p4b, p5b);
 #line 92 "examples/blur-rgba8.ts"
-      const int o4 = w;
+    const int outRow = (int)((unsigned int)origin + (unsigned int)step * ((unsigned int)i - 4u));
 #line 93 "examples/blur-rgba8.ts"
-      const unsigned int s0 = taps(window[o0], window[o1], window[o2], window[o3], window[o4]);
-#line 94 "examples/blur-rgba8.ts"
-      const unsigned int s1 = taps(window[(int)((unsigned int)o0 + 1u)], window[(int)((unsigned int)o1 + 1u)], window[(int)((unsigned int)o2 + 1u)], window[(int)((unsigned int)o3 + 1u)], window[(int)((unsigned int)o4 + 1u)]);
+    if (i >= 4 && outRow < height) {
 #line 95 "examples/blur-rgba8.ts"
-      const unsigned int s2 = taps(window[(int)((unsigned int)o0 + 2u)], window[(int)((unsigned int)o1 + 2u)], window[(int)((unsigned int)o2 + 2u)], window[(int)((unsigned int)o3 + 2u)], window[(int)((unsigned int)o4 + 2u)]);
+      const int o0 = (int)((unsigned int)((int)((unsigned int)i + 1u) % 5) * 8u);
 #line 96 "examples/blur-rgba8.ts"
-      const unsigned int s3 = taps(window[(int)((unsigned int)o0 + 3u)], window[(int)((unsigned int)o1 + 3u)], window[(int)((unsigned int)o2 + 3u)], window[(int)((unsigned int)o3 + 3u)], window[(int)((unsigned int)o4 + 3u)]);
+      const int o1 = (int)((unsigned int)((int)((unsigned int)i + 2u) % 5) * 8u);
 #line 97 "examples/blur-rgba8.ts"
-      const unsigned int s4 = taps(window[(int)((unsigned int)o0 + 4u)], window[(int)((unsigned int)o1 + 4u)], window[(int)((unsigned int)o2 + 4u)], window[(int)((unsigned int)o3 + 4u)], window[(int)((unsigned int)o4 + 4u)]);
+      const int o2 = (int)((unsigned int)((int)((unsigned int)i + 3u) % 5) * 8u);
 #line 98 "examples/blur-rgba8.ts"
-      const unsigned int s5 = taps(window[(int)((unsigned int)o0 + 5u)], window[(int)((unsigned int)o1 + 5u)], window[(int)((unsigned int)o2 + 5u)], window[(int)((unsigned int)o3 + 5u)], window[(int)((unsigned int)o4 + 5u)]);
+      const int o3 = (int)((unsigned int)((int)((unsigned int)i + 4u) % 5) * 8u);
 #line 99 "examples/blur-rgba8.ts"
-      const unsigned int s6 = taps(window[(int)((unsigned int)o0 + 6u)], window[(int)((unsigned int)o1 + 6u)], window[(int)((unsigned int)o2 + 6u)], window[(int)((unsigned int)o3 + 6u)], window[(int)((unsigned int)o4 + 6u)]);
+      const int o4 = w;
 #line 100 "examples/blur-rgba8.ts"
-      const unsigned int s7 = taps(window[(int)((unsigned int)o0 + 7u)], window[(int)((unsigned int)o1 + 7u)], window[(int)((unsigned int)o2 + 7u)], window[(int)((unsigned int)o3 + 7u)], window[(int)((unsigned int)o4 + 7u)]);
+      const unsigned int s0 = taps(window[o0], window[o1], window[o2], window[o3], window[o4]);
 #line 101 "examples/blur-rgba8.ts"
-      const unsigned int q0 = rounded(s0);
+      const unsigned int s1 = taps(window[(int)((unsigned int)o0 + 1u)], window[(int)((unsigned int)o1 + 1u)], window[(int)((unsigned int)o2 + 1u)], window[(int)((unsigned int)o3 + 1u)], window[(int)((unsigned int)o4 + 1u)]);
 #line 102 "examples/blur-rgba8.ts"
-      const unsigned int q1 = rounded(s1);
+      const unsigned int s2 = taps(window[(int)((unsigned int)o0 + 2u)], window[(int)((unsigned int)o1 + 2u)], window[(int)((unsigned int)o2 + 2u)], window[(int)((unsigned int)o3 + 2u)], window[(int)((unsigned int)o4 + 2u)]);
 #line 103 "examples/blur-rgba8.ts"
-      const unsigned int q2 = rounded(s2);
+      const unsigned int s3 = taps(window[(int)((unsigned int)o0 + 3u)], window[(int)((unsigned int)o1 + 3u)], window[(int)((unsigned int)o2 + 3u)], window[(int)((unsigned int)o3 + 3u)], window[(int)((unsigned int)o4 + 3u)]);
 #line 104 "examples/blur-rgba8.ts"
-      const unsigned int q3 = rounded(s3);
+      const unsigned int s4 = taps(window[(int)((unsigned int)o0 + 4u)], window[(int)((unsigned int)o1 + 4u)], window[(int)((unsigned int)o2 + 4u)], window[(int)((unsigned int)o3 + 4u)], window[(int)((unsigned int)o4 + 4u)]);
 #line 105 "examples/blur-rgba8.ts"
-      const unsigned int q4 = rounded(s4);
+      const unsigned int s5 = taps(window[(int)((unsigned int)o0 + 5u)], window[(int)((unsigned int)o1 + 5u)], window[(int)((unsigned int)o2 + 5u)], window[(int)((unsigned int)o3 + 5u)], window[(int)((unsigned int)o4 + 5u)]);
 #line 106 "examples/blur-rgba8.ts"
-      const unsigned int q5 = rounded(s5);
+      const unsigned int s6 = taps(window[(int)((unsigned int)o0 + 6u)], window[(int)((unsigned int)o1 + 6u)], window[(int)((unsigned int)o2 + 6u)], window[(int)((unsigned int)o3 + 6u)], window[(int)((unsigned int)o4 + 6u)]);
 #line 107 "examples/blur-rgba8.ts"
-      const unsigned int q6 = rounded(s6);
+      const unsigned int s7 = taps(window[(int)((unsigned int)o0 + 7u)], window[(int)((unsigned int)o1 + 7u)], window[(int)((unsigned int)o2 + 7u)], window[(int)((unsigned int)o3 + 7u)], window[(int)((unsigned int)o4 + 7u)]);
 #line 108 "examples/blur-rgba8.ts"
-      const unsigned int q7 = rounded(s7);
+      const unsigned int q0 = rounded(s0);
+#line 109 "examples/blur-rgba8.ts"
+      const unsigned int q1 = rounded(s1);
 #line 110 "examples/blur-rgba8.ts"
+      const unsigned int q2 = rounded(s2);
+#line 111 "examples/blur-rgba8.ts"
+      const unsigned int q3 = rounded(s3);
+#line 112 "examples/blur-rgba8.ts"
+      const unsigned int q4 = rounded(s4);
+#line 113 "examples/blur-rgba8.ts"
+      const unsigned int q5 = rounded(s5);
+#line 114 "examples/blur-rgba8.ts"
+      const unsigned int q6 = rounded(s6);
+#line 115 "examples/blur-rgba8.ts"
+      const unsigned int q7 = rounded(s7);
+#line 117 "examples/blur-rgba8.ts"
       *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)outRow * (unsigned int)width + (unsigned int)x) * 4u)]) = make_uint4(((unsigned int)(q0) & 0xffu) | (((unsigned int)(q1) & 0xffu) << 8) | (((unsigned int)(q0 >> 16u) & 0xffu) << 16) | (((unsigned int)(q1 >> 16u) & 0xffu) << 24), ((unsigned int)(q2) & 0xffu) | (((unsigned int)(q3) & 0xffu) << 8) | (((unsigned int)(q2 >> 16u) & 0xffu) << 16) | (((unsigned int)(q3 >> 16u) & 0xffu) << 24), ((unsigned int)(q4) & 0xffu) | (((unsigned int)(q5) & 0xffu) << 8) | (((unsigned int)(q4 >> 16u) & 0xffu) << 16) | (((unsigned int)(q5 >> 16u) & 0xffu) << 24), ((unsigned int)(q6) & 0xffu) | (((unsigned int)(q7) & 0xffu) << 8) | (((unsigned int)(q6 >> 16u) & 0xffu) << 16) | (((unsigned int)(q7 >> 16u) & 0xffu) << 24));
     }
   }
@@ -377,7 +385,7 @@ extern "C" __global__ void __launch_bounds__(64) blurRgba8_THREADS_64_STRIP_16(u
 // Kernel blurRgba8 specialized for THREADS = 128, STRIP = 64; block 128×1×1.
 #line 32 "examples/blur-rgba8.ts"
 extern "C" __global__ void __launch_bounds__(128) blurRgba8_THREADS_128_STRIP_64(unsigned char* out, const unsigned char* __restrict__ image, int width, int height) {
-#line 48 "examples/blur-rgba8.ts"
+#line 55 "examples/blur-rgba8.ts"
   unsigned int window[40];
 #line 37 "examples/blur-rgba8.ts"
   const int quads = width / 4;
@@ -399,532 +407,156 @@ extern "C" __global__ void __launch_bounds__(128) blurRgba8_THREADS_128_STRIP_64
   const int xp5 = tsk_min((int)((unsigned int)x + 5u), (int)((unsigned int)width - 1u));
 #line 46 "examples/blur-rgba8.ts"
   const int firstRow = (int)((unsigned int)((int)blockIdx.y) * 64u);
-#line 50 "examples/blur-rgba8.ts"
+#line 52 "examples/blur-rgba8.ts"
+  const int step = (int)(1u - 2u * (unsigned int)((int)blockIdx.y % 2));
+#line 53 "examples/blur-rgba8.ts"
+  const int origin = step > 0 ? firstRow : (int)((unsigned int)firstRow + 64u - 1u);
+#line 57 "examples/blur-rgba8.ts"
 #pragma unroll
   for (int i = 0; i < 68; i++) {
-#line 51 "examples/blur-rgba8.ts"
-    const int y = tsk_min(max((int)((unsigned int)firstRow + (unsigned int)i - 2u), 0), (int)((unsigned int)height - 1u));
-#line 52 "examples/blur-rgba8.ts"
-    const int rowStart = (int)((unsigned int)y * (unsigned int)width);
-#line 53 "examples/blur-rgba8.ts"
-    const uint4 words = *reinterpret_cast<const uint4*>(&image[(int)(((unsigned int)rowStart + (unsigned int)x) * 4u)]);
-    const unsigned int c0 = (words.x & 0xffu);
-    const unsigned int c1 = ((words.x >> 8) & 0xffu);
-    const unsigned int c2 = ((words.x >> 16) & 0xffu);
-    const unsigned int c3 = ((words.x >> 24) & 0xffu);
-    const unsigned int c4 = (words.y & 0xffu);
-    const unsigned int c5 = ((words.y >> 8) & 0xffu);
-    const unsigned int c6 = ((words.y >> 16) & 0xffu);
-    const unsigned int c7 = ((words.y >> 24) & 0xffu);
-    const unsigned int c8 = (words.z & 0xffu);
-    const unsigned int c9 = ((words.z >> 8) & 0xffu);
-    const unsigned int c10 = ((words.z >> 16) & 0xffu);
-    const unsigned int c11 = ((words.z >> 24) & 0xffu);
-    const unsigned int c12 = (words.w & 0xffu);
-    const unsigned int c13 = ((words.w >> 8) & 0xffu);
-    const unsigned int c14 = ((words.w >> 16) & 0xffu);
-    const unsigned int c15 = ((words.w >> 24) & 0xffu);
-#line 55 "examples/blur-rgba8.ts"
-    const unsigned int words_1 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm2) * 4u)]);
-    const unsigned int a0 = (words_1 & 0xffu);
-    const unsigned int a1 = ((words_1 >> 8) & 0xffu);
-    const unsigned int a2 = ((words_1 >> 16) & 0xffu);
-    const unsigned int a3 = ((words_1 >> 24) & 0xffu);
-#line 56 "examples/blur-rgba8.ts"
-    const unsigned int words_2 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm1) * 4u)]);
-    const unsigned int b0 = (words_2 & 0xffu);
-    const unsigned int b1 = ((words_2 >> 8) & 0xffu);
-    const unsigned int b2 = ((words_2 >> 16) & 0xffu);
-    const unsigned int b3 = ((words_2 >> 24) & 0xffu);
-#line 57 "examples/blur-rgba8.ts"
-    const unsigned int words_3 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp4) * 4u)]);
-    const unsigned int d0 = (words_3 & 0xffu);
-    const unsigned int d1 = ((words_3 >> 8) & 0xffu);
-    const unsigned int d2 = ((words_3 >> 16) & 0xffu);
-    const unsigned int d3 = ((words_3 >> 24) & 0xffu);
 #line 58 "examples/blur-rgba8.ts"
-    const unsigned int words_4 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp5) * 4u)]);
-    const unsigned int e0 = (words_4 & 0xffu);
-    const unsigned int e1 = ((words_4 >> 8) & 0xffu);
-    const unsigned int e2 = ((words_4 >> 16) & 0xffu);
-    const unsigned int e3 = ((words_4 >> 24) & 0xffu);
+    const int y = tsk_min(max((int)((unsigned int)origin + (unsigned int)step * ((unsigned int)i - 2u)), 0), (int)((unsigned int)height - 1u));
+#line 59 "examples/blur-rgba8.ts"
+    const int rowStart = (int)((unsigned int)y * (unsigned int)width);
 #line 60 "examples/blur-rgba8.ts"
-    const unsigned int m2a = pair(a0, a2);
-#line 61 "examples/blur-rgba8.ts"
-    const unsigned int m2b = pair(a1, a3);
+    const uint4 words = *reinterpret_cast<const uint4*>(&image[(int)(((unsigned int)rowStart + (unsigned int)x) * 4u)]);
+    const unsigned int c0 = (words.x & 0xffu);
+    const unsigned int c1 = ((words.x >> 8) & 0xffu);
+    const unsigned int c2 = ((words.x >> 16) & 0xffu);
+    const unsigned int c3 = ((words.x >> 24) & 0xffu);
+    const unsigned int c4 = (words.y & 0xffu);
+    const unsigned int c5 = ((words.y >> 8) & 0xffu);
+    const unsigned int c6 = ((words.y >> 16) & 0xffu);
+    const unsigned int c7 = ((words.y >> 24) & 0xffu);
+    const unsigned int c8 = (words.z & 0xffu);
+    const unsigned int c9 = ((words.z >> 8) & 0xffu);
+    const unsigned int c10 = ((words.z >> 16) & 0xffu);
+    const unsigned int c11 = ((words.z >> 24) & 0xffu);
+    const unsigned int c12 = (words.w & 0xffu);
+    const unsigned int c13 = ((words.w >> 8) & 0xffu);
+    const unsigned int c14 = ((words.w >> 16) & 0xffu);
+    const unsigned int c15 = ((words.w >> 24) & 0xffu);
 #line 62 "examples/blur-rgba8.ts"
-    const unsigned int m1a = pair(b0, b2);
+    const unsigned int words_1 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm2) * 4u)]);
+    const unsigned int a0 = (words_1 & 0xffu);
+    const unsigned int a1 = ((words_1 >> 8) & 0xffu);
+    const unsigned int a2 = ((words_1 >> 16) & 0xffu);
+    const unsigned int a3 = ((words_1 >> 24) & 0xffu);
 #line 63 "examples/blur-rgba8.ts"
-    const unsigned int m1b = pair(b1, b3);
+    const unsigned int words_2 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm1) * 4u)]);
+    const unsigned int b0 = (words_2 & 0xffu);
+    const unsigned int b1 = ((words_2 >> 8) & 0xffu);
+    const unsigned int b2 = ((words_2 >> 16) & 0xffu);
+    const unsigned int b3 = ((words_2 >> 24) & 0xffu);
 #line 64 "examples/blur-rgba8.ts"
-    const unsigned int p0a = pair(c0, c2);
+    const unsigned int words_3 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp4) * 4u)]);
+    const unsigned int d0 = (words_3 & 0xffu);
+    const unsigned int d1 = ((words_3 >> 8) & 0xffu);
+    const unsigned int d2 = ((words_3 >> 16) & 0xffu);
+    const unsigned int d3 = ((words_3 >> 24) & 0xffu);
 #line 65 "examples/blur-rgba8.ts"
-    const unsigned int p0b = pair(c1, c3);
-#line 66 "examples/blur-rgba8.ts"
-    const unsigned int p1a = pair(c4, c6);
+    const unsigned int words_4 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp5) * 4u)]);
+    const unsigned int e0 = (words_4 & 0xffu);
+    const unsigned int e1 = ((words_4 >> 8) & 0xffu);
+    const unsigned int e2 = ((words_4 >> 16) & 0xffu);
+    const unsigned int e3 = ((words_4 >> 24) & 0xffu);
 #line 67 "examples/blur-rgba8.ts"
-    const unsigned int p1b = pair(c5, c7);
+    const unsigned int m2a = pair(a0, a2);
 #line 68 "examples/blur-rgba8.ts"
-    const unsigned int p2a = pair(c8, c10);
+    const unsigned int m2b = pair(a1, a3);
 #line 69 "examples/blur-rgba8.ts"
-    const unsigned int p2b = pair(c9, c11);
+    const unsigned int m1a = pair(b0, b2);
 #line 70 "examples/blur-rgba8.ts"
-    const unsigned int p3a = pair(c12, c14);
+    const unsigned int m1b = pair(b1, b3);
 #line 71 "examples/blur-rgba8.ts"
-    const unsigned int p3b = pair(c13, c15);
+    const unsigned int p0a = pair(c0, c2);
 #line 72 "examples/blur-rgba8.ts"
-    const unsigned int p4a = pair(d0, d2);
+    const unsigned int p0b = pair(c1, c3);
 #line 73 "examples/blur-rgba8.ts"
-    const unsigned int p4b = pair(d1, d3);
+    const unsigned int p1a = pair(c4, c6);
 #line 74 "examples/blur-rgba8.ts"
-    const unsigned int p5a = pair(e0, e2);
+    const unsigned int p1b = pair(c5, c7);
 #line 75 "examples/blur-rgba8.ts"
-    const unsigned int p5b = pair(e1, e3);
+    const unsigned int p2a = pair(c8, c10);
 #line 76 "examples/blur-rgba8.ts"
-    const int w = (int)((unsigned int)(i % 5) * 8u);
+    const unsigned int p2b = pair(c9, c11);
 #line 77 "examples/blur-rgba8.ts"
-    window[w] = taps(m2a, m1a, p0a, p1a, p2a);
+    const unsigned int p3a = pair(c12, c14);
 #line 78 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 1u)] = taps(m2b, m1b, p0b, p1b, p2b);
+    const unsigned int p3b = pair(c13, c15);
 #line 79 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 2u)] = taps(m1a, p0a, p1a, p2a, p3a);
+    const unsigned int p4a = pair(d0, d2);
 #line 80 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 3u)] = taps(m1b, p0b, p1b, p2b, p3b);
+    const unsigned int p4b = pair(d1, d3);
 #line 81 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 4u)] = taps(p0a, p1a, p2a, p3a, p4a);
+    const unsigned int p5a = pair(e0, e2);
 #line 82 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 5u)] = taps(p0b, p1b, p2b, p3b, p4b);
+    const unsigned int p5b = pair(e1, e3);
 #line 83 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 6u)] = taps(p1a, p2a, p3a, p4a, p5a);
+    const int w = (int)((unsigned int)(i % 5) * 8u);
 #line 84 "examples/blur-rgba8.ts"
-    window[(int)((unsigned int)w + 7u)] = taps(p1b, p2b, p3b, p4b, p5b);
+    window[w] = taps(m2a, m1a, p0a, p1a, p2a);
 #line 85 "examples/blur-rgba8.ts"
-    const int outRow = (int)((unsigned int)firstRow + (unsigned int)i - 4u);
+    window[(int)((unsigned int)w + 1u)] = taps(m2b, m1b, p0b, p1b, p2b);
 #line 86 "examples/blur-rgba8.ts"
-    if (i >= 4 && outRow < height) {
+    window[(int)((unsigned int)w + 2u)] = taps(m1a, p0a, p1a, p2a, p3a);
+#line 87 "examples/blur-rgba8.ts"
+    window[(int)((unsigned int)w + 3u)] = taps(m1b, p0b, p1b, p2b, p3b);
 #line 88 "examples/blur-rgba8.ts"
-      const int o0 = (int)((unsigned int)((int)((unsigned int)i + 1u) % 5) * 8u);
+    window[(int)((unsigned int)w + 4u)] = taps(p0a, p1a, p2a, p3a, p4a);
 #line 89 "examples/blur-rgba8.ts"
-      const int o1 = (int)((unsigned int)((int)((unsigned int)i + 2u) % 5) * 8u);
+    window[(int)((unsigned int)w + 5u)] = taps(p0b, p1b, p2b, p3b, p4b);
 #line 90 "examples/blur-rgba8.ts"
-      const int o2 = (int)((unsigned int)((int)((unsigned int)i + 3u) % 5) * 8u);
+    window[(int)((unsigned int)w + 6u)] = taps(p1a, p2a, p3a, p4a, p5a);
 #line 91 "examples/blur-rgba8.ts"
-      const int o3 = (int)((unsigned int)((int)((unsigned int)i + 4u) % 5) * 8u);
+    window[(int)((unsigned int)w + 7u)] = taps(p1b, p2b, p3b, p4b, p5b);
 #line 92 "examples/blur-rgba8.ts"
-      const int o4 = w;
+    const int outRow = (int)((unsigned int)origin + (unsigned int)step * ((unsigned int)i - 4u));
 #line 93 "examples/blur-rgba8.ts"
-      const unsigned int s0 = taps(window[o0], window[o1], window[o2], window[o3], window[o4]);
-#line 94 "examples/blur-rgba8.ts"
-      const unsigned int s1 = taps(window[(int)((unsigned int)o0 + 1u)], window[(int)((unsigned int)o1 + 1u)], window[(int)((unsigned int)o2 + 1u)], window[(int)((unsigned int)o3 + 1u)], window[(int)((unsigned int)o4 + 1u)]);
+    if (i >= 4 && outRow < height) {
 #line 95 "examples/blur-rgba8.ts"
-      const unsigned int s2 = taps(window[(int)((unsigned int)o0 + 2u)], window[(int)((unsigned int)o1 + 2u)], window[(int)((unsigned int)o2 + 2u)], window[(int)((unsigned int)o3 + 2u)], window[(int)((unsigned int)o4 + 2u)]);
+      const int o0 = (int)((unsigned int)((int)((unsigned int)i + 1u) % 5) * 8u);
 #line 96 "examples/blur-rgba8.ts"
-      const unsigned int s3 = taps(window[(int)((unsigned int)o0 + 3u)], window[(int)((unsigned int)o1 + 3u)], window[(int)((unsigned int)o2 + 3u)], window[(int)((unsigned int)o3 + 3u)], window[(int)((unsigned int)o4 + 3u)]);
+      const int o1 = (int)((unsigned int)((int)((unsigned int)i + 2u) % 5) * 8u);
 #line 97 "examples/blur-rgba8.ts"
-      const unsigned int s4 = taps(window[(int)((unsigned int)o0 + 4u)], window[(int)((unsigned int)o1 + 4u)], window[(int)((unsigned int)o2 + 4u)], window[(int)((unsigned int)o3 + 4u)], window[(int)((unsigned int)o4 + 4u)]);
+      const int o2 = (int)((unsigned int)((int)((unsigned int)i + 3u) % 5) * 8u);
 #line 98 "examples/blur-rgba8.ts"
-      const unsigned int s5 = taps(window[(int)((unsigned int)o0 + 5u)], window[(int)((unsigned int)o1 + 5u)], window[(int)((unsigned int)o2 + 5u)], window[(int)((unsigned int)o3 + 5u)], window[(int)((unsigned int)o4 + 5u)]);
+      const int o3 = (int)((unsigned int)((int)((unsigned int)i + 4u) % 5) * 8u);
 #line 99 "examples/blur-rgba8.ts"
-      const unsigned int s6 = taps(window[(int)((unsigned int)o0 + 6u)], window[(int)((unsigned int)o1 + 6u)], window[(int)((unsigned int)o2 + 6u)], window[(int)((unsigned int)o3 + 6u)], window[(int)((unsigned int)o4 + 6u)]);
+      const int o4 = w;
 #line 100 "examples/blur-rgba8.ts"
-      const unsigned int s7 = taps(window[(int)((unsigned int)o0 + 7u)], window[(int)((unsigned int)o1 + 7u)], window[(int)((unsigned int)o2 + 7u)], window[(int)((unsigned int)o3 + 7u)], window[(int)((unsigned int)o4 + 7u)]);
+      const unsigned int s0 = taps(window[o0], window[o1], window[o2], window[o3], window[o4]);
 #line 101 "examples/blur-rgba8.ts"
-      const unsigned int q0 = rounded(s0);
+      const unsigned int s1 = taps(window[(int)((unsigned int)o0 + 1u)], window[(int)((unsigned int)o1 + 1u)], window[(int)((unsigned int)o2 + 1u)], window[(int)((unsigned int)o3 + 1u)], window[(int)((unsigned int)o4 + 1u)]);
 #line 102 "examples/blur-rgba8.ts"
-      const unsigned int q1 = rounded(s1);
+      const unsigned int s2 = taps(window[(int)((unsigned int)o0 + 2u)], window[(int)((unsigned int)o1 + 2u)], window[(int)((unsigned int)o2 + 2u)], window[(int)((unsigned int)o3 + 2u)], window[(int)((unsigned int)o4 + 2u)]);
 #line 103 "examples/blur-rgba8.ts"
-      const unsigned int q2 = rounded(s2);
+      const unsigned int s3 = taps(window[(int)((unsigned int)o0 + 3u)], window[(int)((unsigned int)o1 + 3u)], window[(int)((unsigned int)o2 + 3u)], window[(int)((unsigned int)o3 + 3u)], window[(int)((unsigned int)o4 + 3u)]);
 #line 104 "examples/blur-rgba8.ts"
-      const unsigned int q3 = rounded(s3);
+      const unsigned int s4 = taps(window[(int)((unsigned int)o0 + 4u)], window[(int)((unsigned int)o1 + 4u)], window[(int)((unsigned int)o2 + 4u)], window[(int)((unsigned int)o3 + 4u)], window[(int)((unsigned int)o4 + 4u)]);
 #line 105 "examples/blur-rgba8.ts"
-      const unsigned int q4 = rounded(s4);
+      const unsigned int s5 = taps(window[(int)((unsigned int)o0 + 5u)], window[(int)((unsigned int)o1 + 5u)], window[(int)((unsigned int)o2 + 5u)], window[(int)((unsigned int)o3 + 5u)], window[(int)((unsigned int)o4 + 5u)]);
 #line 106 "examples/blur-rgba8.ts"
-      const unsigned int q5 = rounded(s5);
+      const unsigned int s6 = taps(window[(int)((unsigned int)o0 + 6u)], window[(int)((unsigned int)o1 + 6u)], window[(int)((unsigned int)o2 + 6u)], window[(int)((unsigned int)o3 + 6u)], window[(int)((unsigned int)o4 + 6u)]);
 #line 107 "examples/blur-rgba8.ts"
-      const unsigned int q6 = rounded(s6);
+      const unsigned int s7 = taps(window[(int)((unsigned int)o0 + 7u)], window[(int)((unsigned int)o1 + 7u)], window[(int)((unsigned int)o2 + 7u)], window[(int)((unsigned int)o3 + 7u)], window[(int)((unsigned int)o4 + 7u)]);
 #line 108 "examples/blur-rgba8.ts"
-      const unsigned int q7 = rounded(s7);
+      const unsigned int q0 = rounded(s0);
+#line 109 "examples/blur-rgba8.ts"
+      const unsigned int q1 = rounded(s1);
 #line 110 "examples/blur-rgba8.ts"
-      *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)outRow * (unsigned int)width + (unsigned int)x) * 4u)]) = make_uint4(((unsigned int)(q0) & 0xffu) | (((unsigned int)(q1) & 0xffu) << 8) | (((unsigned int)(q0 >> 16u) & 0xffu) << 16) | (((unsigned int)(q1 >> 16u) & 0xffu) << 24), ((unsigned int)(q2) & 0xffu) | (((unsigned int)(q3) & 0xffu) << 8) | (((unsigned int)(q2 >> 16u) & 0xffu) << 16) | (((unsigned int)(q3 >> 16u) & 0xffu) << 24), ((unsigned int)(q4) & 0xffu) | (((unsigned int)(q5) & 0xffu) << 8) | (((unsigned int)(q4 >> 16u) & 0xffu) << 16) | (((unsigned int)(q5 >> 16u) & 0xffu) << 24), ((unsigned int)(q6) & 0xffu) | (((unsigned int)(q7) & 0xffu) << 8) | (((unsigned int)(q6 >> 16u) & 0xffu) << 16) | (((unsigned int)(q7 >> 16u) & 0xffu) << 24));
-    }
-  }
-}
-
-// Kernel blurRgba8Cascade specialized for THREADS = 128, STRIP = 32; block 128×1×1.
-#line 124 "examples/blur-rgba8.ts"
-extern "C" __global__ void __launch_bounds__(128) blurRgba8Cascade_THREADS_128_STRIP_32(unsigned char* out, const unsigned char* __restrict__ image, int width, int height) {
-#line 138 "examples/blur-rgba8.ts"
-  unsigned int sums[8];
-#line 139 "examples/blur-rgba8.ts"
-  unsigned int last1[8];
-#line 140 "examples/blur-rgba8.ts"
-  unsigned int last11[8];
-#line 141 "examples/blur-rgba8.ts"
-  unsigned int last121[8];
-#line 142 "examples/blur-rgba8.ts"
-  unsigned int last1331[8];
-#line 143 "examples/blur-rgba8.ts"
-  unsigned int blurred[8];
-#line 127 "examples/blur-rgba8.ts"
-  const int quads = width / 4;
-#line 128 "examples/blur-rgba8.ts"
-  const int quad = (int)((unsigned int)((int)blockIdx.x) * 128u + (unsigned int)((int)threadIdx.x));
-#line 129 "examples/blur-rgba8.ts"
-  if (quad >= quads) {
-    return;
-  }
-#line 130 "examples/blur-rgba8.ts"
-  const int x = (int)((unsigned int)quad * 4u);
-#line 131 "examples/blur-rgba8.ts"
-  const int xm2 = max((int)((unsigned int)x - 2u), 0);
-#line 132 "examples/blur-rgba8.ts"
-  const int xm1 = max((int)((unsigned int)x - 1u), 0);
-#line 133 "examples/blur-rgba8.ts"
-  const int xp4 = tsk_min((int)((unsigned int)x + 4u), (int)((unsigned int)width - 1u));
-#line 134 "examples/blur-rgba8.ts"
-  const int xp5 = tsk_min((int)((unsigned int)x + 5u), (int)((unsigned int)width - 1u));
-#line 135 "examples/blur-rgba8.ts"
-  const int firstRow = (int)((unsigned int)((int)blockIdx.y) * 32u);
-#line 146 "examples/blur-rgba8.ts"
-#pragma unroll
-  for (int j = 0; j < 8; j++) {
-#line 147 "examples/blur-rgba8.ts"
-    last1[j] = 0u;
-#line 148 "examples/blur-rgba8.ts"
-    last11[j] = 0u;
-#line 149 "examples/blur-rgba8.ts"
-    last121[j] = 0u;
-#line 150 "examples/blur-rgba8.ts"
-    last1331[j] = 0u;
-  }
-#line 152 "examples/blur-rgba8.ts"
-#pragma unroll
-  for (int i = 0; i < 36; i++) {
-#line 153 "examples/blur-rgba8.ts"
-    const int y = tsk_min(max((int)((unsigned int)firstRow + (unsigned int)i - 2u), 0), (int)((unsigned int)height - 1u));
-#line 154 "examples/blur-rgba8.ts"
-    const int rowStart = (int)((unsigned int)y * (unsigned int)width);
-#line 155 "examples/blur-rgba8.ts"
-    const uint4 words = *reinterpret_cast<const uint4*>(&image[(int)(((unsigned int)rowStart + (unsigned int)x) * 4u)]);
-    const unsigned int c0 = (words.x & 0xffu);
-    const unsigned int c1 = ((words.x >> 8) & 0xffu);
-    const unsigned int c2 = ((words.x >> 16) & 0xffu);
-    const unsigned int c3 = ((words.x >> 24) & 0xffu);
-    const unsigned int c4 = (words.y & 0xffu);
-    const unsigned int c5 = ((words.y >> 8) & 0xffu);
-    const unsigned int c6 = ((words.y >> 16) & 0xffu);
-    const unsigned int c7 = ((words.y >> 24) & 0xffu);
-    const unsigned int c8 = (words.z & 0xffu);
-    const unsigned int c9 = ((words.z >> 8) & 0xffu);
-    const unsigned int c10 = ((words.z >> 16) & 0xffu);
-    const unsigned int c11 = ((words.z >> 24) & 0xffu);
-    const unsigned int c12 = (words.w & 0xffu);
-    const unsigned int c13 = ((words.w >> 8) & 0xffu);
-    const unsigned int c14 = ((words.w >> 16) & 0xffu);
-    const unsigned int c15 = ((words.w >> 24) & 0xffu);
-#line 156 "examples/blur-rgba8.ts"
-    const unsigned int words_1 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm2) * 4u)]);
-    const unsigned int a0 = (words_1 & 0xffu);
-    const unsigned int a1 = ((words_1 >> 8) & 0xffu);
-    const unsigned int a2 = ((words_1 >> 16) & 0xffu);
-    const unsigned int a3 = ((words_1 >> 24) & 0xffu);
-#line 157 "examples/blur-rgba8.ts"
-    const unsigned int words_2 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm1) * 4u)]);
-    const unsigned int b0 = (words_2 & 0xffu);
-    const unsigned int b1 = ((words_2 >> 8) & 0xffu);
-    const unsigned int b2 = ((words_2 >> 16) & 0xffu);
-    const unsigned int b3 = ((words_2 >> 24) & 0xffu);
-#line 158 "examples/blur-rgba8.ts"
-    const unsigned int words_3 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp4) * 4u)]);
-    const unsigned int d0 = (words_3 & 0xffu);
-    const unsigned int d1 = ((words_3 >> 8) & 0xffu);
-    const unsigned int d2 = ((words_3 >> 16) & 0xffu);
-    const unsigned int d3 = ((words_3 >> 24) & 0xffu);
-#line 159 "examples/blur-rgba8.ts"
-    const unsigned int words_4 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp5) * 4u)]);
-    const unsigned int e0 = (words_4 & 0xffu);
-    const unsigned int e1 = ((words_4 >> 8) & 0xffu);
-    const unsigned int e2 = ((words_4 >> 16) & 0xffu);
-    const unsigned int e3 = ((words_4 >> 24) & 0xffu);
-#line 160 "examples/blur-rgba8.ts"
-    const unsigned int m2a = pair(a0, a2);
-#line 161 "examples/blur-rgba8.ts"
-    const unsigned int m2b = pair(a1, a3);
-#line 162 "examples/blur-rgba8.ts"
-    const unsigned int m1a = pair(b0, b2);
-#line 163 "examples/blur-rgba8.ts"
-    const unsigned int m1b = pair(b1, b3);
-#line 164 "examples/blur-rgba8.ts"
-    const unsigned int p0a = pair(c0, c2);
-#line 165 "examples/blur-rgba8.ts"
-    const unsigned int p0b = pair(c1, c3);
-#line 166 "examples/blur-rgba8.ts"
-    const unsigned int p1a = pair(c4, c6);
-#line 167 "examples/blur-rgba8.ts"
-    const unsigned int p1b = pair(c5, c7);
-#line 168 "examples/blur-rgba8.ts"
-    const unsigned int p2a = pair(c8, c10);
-#line 169 "examples/blur-rgba8.ts"
-    const unsigned int p2b = pair(c9, c11);
-#line 170 "examples/blur-rgba8.ts"
-    const unsigned int p3a = pair(c12, c14);
-#line 171 "examples/blur-rgba8.ts"
-    const unsigned int p3b = pair(c13, c15);
-#line 172 "examples/blur-rgba8.ts"
-    const unsigned int p4a = pair(d0, d2);
-#line 173 "examples/blur-rgba8.ts"
-    const unsigned int p4b = pair(d1, d3);
-#line 174 "examples/blur-rgba8.ts"
-    const unsigned int p5a = pair(e0, e2);
-#line 175 "examples/blur-rgba8.ts"
-    const unsigned int p5b = pair(e1, e3);
-#line 176 "examples/blur-rgba8.ts"
-    sums[0] = taps(m2a, m1a, p0a, p1a, p2a);
-#line 177 "examples/blur-rgba8.ts"
-    sums[1] = taps(m2b, m1b, p0b, p1b, p2b);
-#line 178 "examples/blur-rgba8.ts"
-    sums[2] = taps(m1a, p0a, p1a, p2a, p3a);
-#line 179 "examples/blur-rgba8.ts"
-    sums[3] = taps(m1b, p0b, p1b, p2b, p3b);
-#line 180 "examples/blur-rgba8.ts"
-    sums[4] = taps(p0a, p1a, p2a, p3a, p4a);
-#line 181 "examples/blur-rgba8.ts"
-    sums[5] = taps(p0b, p1b, p2b, p3b, p4b);
-#line 182 "examples/blur-rgba8.ts"
-    sums[6] = taps(p1a, p2a, p3a, p4a, p5a);
-#line 183 "examples/blur-rgba8.ts"
-    sums[7] = taps(p1b, p2b, p3b, p4b, p5b);
-#line 185 "examples/blur-rgba8.ts"
-#pragma unroll
-    for (int j_1 = 0; j_1 < 8; j_1++) {
-#line 186 "examples/blur-rgba8.ts"
-      const unsigned int s11 = sums[j_1] + last1[j_1];
-#line 187 "examples/blur-rgba8.ts"
-      const unsigned int s121 = s11 + last11[j_1];
-#line 188 "examples/blur-rgba8.ts"
-      const unsigned int s1331 = s121 + last121[j_1];
-#line 189 "examples/blur-rgba8.ts"
-      blurred[j_1] = s1331 + last1331[j_1];
-#line 190 "examples/blur-rgba8.ts"
-      last1[j_1] = sums[j_1];
-#line 191 "examples/blur-rgba8.ts"
-      last11[j_1] = s11;
-#line 192 "examples/blur-rgba8.ts"
-      last121[j_1] = s121;
-#line 193 "examples/blur-rgba8.ts"
-      last1331[j_1] = s1331;
-    }
-#line 195 "examples/blur-rgba8.ts"
-    const int outRow = (int)((unsigned int)firstRow + (unsigned int)i - 4u);
-#line 196 "examples/blur-rgba8.ts"
-    if (i >= 4 && outRow < height) {
-#line 197 "examples/blur-rgba8.ts"
-      const unsigned int q0 = rounded(blurred[0]);
-#line 198 "examples/blur-rgba8.ts"
-      const unsigned int q1 = rounded(blurred[1]);
-#line 199 "examples/blur-rgba8.ts"
-      const unsigned int q2 = rounded(blurred[2]);
-#line 200 "examples/blur-rgba8.ts"
-      const unsigned int q3 = rounded(blurred[3]);
-#line 201 "examples/blur-rgba8.ts"
-      const unsigned int q4 = rounded(blurred[4]);
-#line 202 "examples/blur-rgba8.ts"
-      const unsigned int q5 = rounded(blurred[5]);
-#line 203 "examples/blur-rgba8.ts"
-      const unsigned int q6 = rounded(blurred[6]);
-#line 204 "examples/blur-rgba8.ts"
-      const unsigned int q7 = rounded(blurred[7]);
-#line 205 "examples/blur-rgba8.ts"
-      *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)outRow * (unsigned int)width + (unsigned int)x) * 4u)]) = make_uint4(((unsigned int)(q0) & 0xffu) | (((unsigned int)(q1) & 0xffu) << 8) | (((unsigned int)(q0 >> 16u) & 0xffu) << 16) | (((unsigned int)(q1 >> 16u) & 0xffu) << 24), ((unsigned int)(q2) & 0xffu) | (((unsigned int)(q3) & 0xffu) << 8) | (((unsigned int)(q2 >> 16u) & 0xffu) << 16) | (((unsigned int)(q3 >> 16u) & 0xffu) << 24), ((unsigned int)(q4) & 0xffu) | (((unsigned int)(q5) & 0xffu) << 8) | (((unsigned int)(q4 >> 16u) & 0xffu) << 16) | (((unsigned int)(q5 >> 16u) & 0xffu) << 24), ((unsigned int)(q6) & 0xffu) | (((unsigned int)(q7) & 0xffu) << 8) | (((unsigned int)(q6 >> 16u) & 0xffu) << 16) | (((unsigned int)(q7 >> 16u) & 0xffu) << 24));
-    }
-  }
-}
-
-// Kernel blurRgba8Cascade specialized for THREADS = 64, STRIP = 16; block 64×1×1.
-#line 124 "examples/blur-rgba8.ts"
-extern "C" __global__ void __launch_bounds__(64) blurRgba8Cascade_THREADS_64_STRIP_16(unsigned char* out, const unsigned char* __restrict__ image, int width, int height) {
-#line 138 "examples/blur-rgba8.ts"
-  unsigned int sums[8];
-#line 139 "examples/blur-rgba8.ts"
-  unsigned int last1[8];
-#line 140 "examples/blur-rgba8.ts"
-  unsigned int last11[8];
-#line 141 "examples/blur-rgba8.ts"
-  unsigned int last121[8];
-#line 142 "examples/blur-rgba8.ts"
-  unsigned int last1331[8];
-#line 143 "examples/blur-rgba8.ts"
-  unsigned int blurred[8];
-#line 127 "examples/blur-rgba8.ts"
-  const int quads = width / 4;
-#line 128 "examples/blur-rgba8.ts"
-  const int quad = (int)((unsigned int)((int)blockIdx.x) * 64u + (unsigned int)((int)threadIdx.x));
-#line 129 "examples/blur-rgba8.ts"
-  if (quad >= quads) {
-    return;
-  }
-#line 130 "examples/blur-rgba8.ts"
-  const int x = (int)((unsigned int)quad * 4u);
-#line 131 "examples/blur-rgba8.ts"
-  const int xm2 = max((int)((unsigned int)x - 2u), 0);
-#line 132 "examples/blur-rgba8.ts"
-  const int xm1 = max((int)((unsigned int)x - 1u), 0);
-#line 133 "examples/blur-rgba8.ts"
-  const int xp4 = tsk_min((int)((unsigned int)x + 4u), (int)((unsigned int)width - 1u));
-#line 134 "examples/blur-rgba8.ts"
-  const int xp5 = tsk_min((int)((unsigned int)x + 5u), (int)((unsigned int)width - 1u));
-#line 135 "examples/blur-rgba8.ts"
-  const int firstRow = (int)((unsigned int)((int)blockIdx.y) * 16u);
-#line 146 "examples/blur-rgba8.ts"
-#pragma unroll
-  for (int j = 0; j < 8; j++) {
-#line 147 "examples/blur-rgba8.ts"
-    last1[j] = 0u;
-#line 148 "examples/blur-rgba8.ts"
-    last11[j] = 0u;
-#line 149 "examples/blur-rgba8.ts"
-    last121[j] = 0u;
-#line 150 "examples/blur-rgba8.ts"
-    last1331[j] = 0u;
-  }
-#line 152 "examples/blur-rgba8.ts"
-#pragma unroll
-  for (int i = 0; i < 20; i++) {
-#line 153 "examples/blur-rgba8.ts"
-    const int y = tsk_min(max((int)((unsigned int)firstRow + (unsigned int)i - 2u), 0), (int)((unsigned int)height - 1u));
-#line 154 "examples/blur-rgba8.ts"
-    const int rowStart = (int)((unsigned int)y * (unsigned int)width);
-#line 155 "examples/blur-rgba8.ts"
-    const uint4 words = *reinterpret_cast<const uint4*>(&image[(int)(((unsigned int)rowStart + (unsigned int)x) * 4u)]);
-    const unsigned int c0 = (words.x & 0xffu);
-    const unsigned int c1 = ((words.x >> 8) & 0xffu);
-    const unsigned int c2 = ((words.x >> 16) & 0xffu);
-    const unsigned int c3 = ((words.x >> 24) & 0xffu);
-    const unsigned int c4 = (words.y & 0xffu);
-    const unsigned int c5 = ((words.y >> 8) & 0xffu);
-    const unsigned int c6 = ((words.y >> 16) & 0xffu);
-    const unsigned int c7 = ((words.y >> 24) & 0xffu);
-    const unsigned int c8 = (words.z & 0xffu);
-    const unsigned int c9 = ((words.z >> 8) & 0xffu);
-    const unsigned int c10 = ((words.z >> 16) & 0xffu);
-    const unsigned int c11 = ((words.z >> 24) & 0xffu);
-    const unsigned int c12 = (words.w & 0xffu);
-    const unsigned int c13 = ((words.w >> 8) & 0xffu);
-    const unsigned int c14 = ((words.w >> 16) & 0xffu);
-    const unsigned int c15 = ((words.w >> 24) & 0xffu);
-#line 156 "examples/blur-rgba8.ts"
-    const unsigned int words_1 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm2) * 4u)]);
-    const unsigned int a0 = (words_1 & 0xffu);
-    const unsigned int a1 = ((words_1 >> 8) & 0xffu);
-    const unsigned int a2 = ((words_1 >> 16) & 0xffu);
-    const unsigned int a3 = ((words_1 >> 24) & 0xffu);
-#line 157 "examples/blur-rgba8.ts"
-    const unsigned int words_2 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xm1) * 4u)]);
-    const unsigned int b0 = (words_2 & 0xffu);
-    const unsigned int b1 = ((words_2 >> 8) & 0xffu);
-    const unsigned int b2 = ((words_2 >> 16) & 0xffu);
-    const unsigned int b3 = ((words_2 >> 24) & 0xffu);
-#line 158 "examples/blur-rgba8.ts"
-    const unsigned int words_3 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp4) * 4u)]);
-    const unsigned int d0 = (words_3 & 0xffu);
-    const unsigned int d1 = ((words_3 >> 8) & 0xffu);
-    const unsigned int d2 = ((words_3 >> 16) & 0xffu);
-    const unsigned int d3 = ((words_3 >> 24) & 0xffu);
-#line 159 "examples/blur-rgba8.ts"
-    const unsigned int words_4 = *reinterpret_cast<const unsigned int*>(&image[(int)(((unsigned int)rowStart + (unsigned int)xp5) * 4u)]);
-    const unsigned int e0 = (words_4 & 0xffu);
-    const unsigned int e1 = ((words_4 >> 8) & 0xffu);
-    const unsigned int e2 = ((words_4 >> 16) & 0xffu);
-    const unsigned int e3 = ((words_4 >> 24) & 0xffu);
-#line 160 "examples/blur-rgba8.ts"
-    const unsigned int m2a = pair(a0, a2);
-#line 161 "examples/blur-rgba8.ts"
-    const unsigned int m2b = pair(a1, a3);
-#line 162 "examples/blur-rgba8.ts"
-    const unsigned int m1a = pair(b0, b2);
-#line 163 "examples/blur-rgba8.ts"
-    const unsigned int m1b = pair(b1, b3);
-#line 164 "examples/blur-rgba8.ts"
-    const unsigned int p0a = pair(c0, c2);
-#line 165 "examples/blur-rgba8.ts"
-    const unsigned int p0b = pair(c1, c3);
-#line 166 "examples/blur-rgba8.ts"
-    const unsigned int p1a = pair(c4, c6);
-#line 167 "examples/blur-rgba8.ts"
-    const unsigned int p1b = pair(c5, c7);
-#line 168 "examples/blur-rgba8.ts"
-    const unsigned int p2a = pair(c8, c10);
-#line 169 "examples/blur-rgba8.ts"
-    const unsigned int p2b = pair(c9, c11);
-#line 170 "examples/blur-rgba8.ts"
-    const unsigned int p3a = pair(c12, c14);
-#line 171 "examples/blur-rgba8.ts"
-    const unsigned int p3b = pair(c13, c15);
-#line 172 "examples/blur-rgba8.ts"
-    const unsigned int p4a = pair(d0, d2);
-#line 173 "examples/blur-rgba8.ts"
-    const unsigned int p4b = pair(d1, d3);
-#line 174 "examples/blur-rgba8.ts"
-    const unsigned int p5a = pair(e0, e2);
-#line 175 "examples/blur-rgba8.ts"
-    const unsigned int p5b = pair(e1, e3);
-#line 176 "examples/blur-rgba8.ts"
-    sums[0] = taps(m2a, m1a, p0a, p1a, p2a);
-#line 177 "examples/blur-rgba8.ts"
-    sums[1] = taps(m2b, m1b, p0b, p1b, p2b);
-#line 178 "examples/blur-rgba8.ts"
-    sums[2] = taps(m1a, p0a, p1a, p2a, p3a);
-#line 179 "examples/blur-rgba8.ts"
-    sums[3] = taps(m1b, p0b, p1b, p2b, p3b);
-#line 180 "examples/blur-rgba8.ts"
-    sums[4] = taps(p0a, p1a, p2a, p3a, p4a);
-#line 181 "examples/blur-rgba8.ts"
-    sums[5] = taps(p0b, p1b, p2b, p3b, p4b);
-#line 182 "examples/blur-rgba8.ts"
-    sums[6] = taps(p1a, p2a, p3a, p4a, p5a);
-#line 183 "examples/blur-rgba8.ts"
-    sums[7] = taps(p1b, p2b, p3b, p4b, p5b);
-#line 185 "examples/blur-rgba8.ts"
-#pragma unroll
-    for (int j_1 = 0; j_1 < 8; j_1++) {
-#line 186 "examples/blur-rgba8.ts"
-      const unsigned int s11 = sums[j_1] + last1[j_1];
-#line 187 "examples/blur-rgba8.ts"
-      const unsigned int s121 = s11 + last11[j_1];
-#line 188 "examples/blur-rgba8.ts"
-      const unsigned int s1331 = s121 + last121[j_1];
-#line 189 "examples/blur-rgba8.ts"
-      blurred[j_1] = s1331 + last1331[j_1];
-#line 190 "examples/blur-rgba8.ts"
-      last1[j_1] = sums[j_1];
-#line 191 "examples/blur-rgba8.ts"
-      last11[j_1] = s11;
-#line 192 "examples/blur-rgba8.ts"
-      last121[j_1] = s121;
-#line 193 "examples/blur-rgba8.ts"
-      last1331[j_1] = s1331;
-    }
-#line 195 "examples/blur-rgba8.ts"
-    const int outRow = (int)((unsigned int)firstRow + (unsigned int)i - 4u);
-#line 196 "examples/blur-rgba8.ts"
-    if (i >= 4 && outRow < height) {
-#line 197 "examples/blur-rgba8.ts"
-      const unsigned int q0 = rounded(blurred[0]);
-#line 198 "examples/blur-rgba8.ts"
-      const unsigned int q1 = rounded(blurred[1]);
-#line 199 "examples/blur-rgba8.ts"
-      const unsigned int q2 = rounded(blurred[2]);
-#line 200 "examples/blur-rgba8.ts"
-      const unsigned int q3 = rounded(blurred[3]);
-#line 201 "examples/blur-rgba8.ts"
-      const unsigned int q4 = rounded(blurred[4]);
-#line 202 "examples/blur-rgba8.ts"
-      const unsigned int q5 = rounded(blurred[5]);
-#line 203 "examples/blur-rgba8.ts"
-      const unsigned int q6 = rounded(blurred[6]);
-#line 204 "examples/blur-rgba8.ts"
-      const unsigned int q7 = rounded(blurred[7]);
-#line 205 "examples/blur-rgba8.ts"
+      const unsigned int q2 = rounded(s2);
+#line 111 "examples/blur-rgba8.ts"
+      const unsigned int q3 = rounded(s3);
+#line 112 "examples/blur-rgba8.ts"
+      const unsigned int q4 = rounded(s4);
+#line 113 "examples/blur-rgba8.ts"
+      const unsigned int q5 = rounded(s5);
+#line 114 "examples/blur-rgba8.ts"
+      const unsigned int q6 = rounded(s6);
+#line 115 "examples/blur-rgba8.ts"
+      const unsigned int q7 = rounded(s7);
+#line 117 "examples/blur-rgba8.ts"
       *reinterpret_cast<uint4*>(&out[(int)(((unsigned int)outRow * (unsigned int)width + (unsigned int)x) * 4u)]) = make_uint4(((unsigned int)(q0) & 0xffu) | (((unsigned int)(q1) & 0xffu) << 8) | (((unsigned int)(q0 >> 16u) & 0xffu) << 16) | (((unsigned int)(q1 >> 16u) & 0xffu) << 24), ((unsigned int)(q2) & 0xffu) | (((unsigned int)(q3) & 0xffu) << 8) | (((unsigned int)(q2 >> 16u) & 0xffu) << 16) | (((unsigned int)(q3 >> 16u) & 0xffu) << 24), ((unsigned int)(q4) & 0xffu) | (((unsigned int)(q5) & 0xffu) << 8) | (((unsigned int)(q4 >> 16u) & 0xffu) << 16) | (((unsigned int)(q5 >> 16u) & 0xffu) << 24), ((unsigned int)(q6) & 0xffu) | (((unsigned int)(q7) & 0xffu) << 8) | (((unsigned int)(q6 >> 16u) & 0xffu) << 16) | (((unsigned int)(q7 >> 16u) & 0xffu) << 24));
     }
   }

@@ -26,19 +26,3 @@ static inline cudaError_t launch_blurRgba8_THREADS_128_STRIP_64(dim3 grid, cudaS
   blurRgba8_THREADS_128_STRIP_64<<<grid, dim3(128, 1, 1), 0, stream>>>(out, image, width, height);
   return cudaGetLastError();
 }
-
-extern "C" __global__ void __launch_bounds__(128) blurRgba8Cascade_THREADS_128_STRIP_32(unsigned char* out, const unsigned char* __restrict__ image, int width, int height);
-
-// Launches blurRgba8Cascade_THREADS_128_STRIP_32 with its fixed block 128×1×1; returns the launch error, if any.
-static inline cudaError_t launch_blurRgba8Cascade_THREADS_128_STRIP_32(dim3 grid, cudaStream_t stream, unsigned char* out, const unsigned char* image, int width, int height) {
-  blurRgba8Cascade_THREADS_128_STRIP_32<<<grid, dim3(128, 1, 1), 0, stream>>>(out, image, width, height);
-  return cudaGetLastError();
-}
-
-extern "C" __global__ void __launch_bounds__(64) blurRgba8Cascade_THREADS_64_STRIP_16(unsigned char* out, const unsigned char* __restrict__ image, int width, int height);
-
-// Launches blurRgba8Cascade_THREADS_64_STRIP_16 with its fixed block 64×1×1; returns the launch error, if any.
-static inline cudaError_t launch_blurRgba8Cascade_THREADS_64_STRIP_16(dim3 grid, cudaStream_t stream, unsigned char* out, const unsigned char* image, int width, int height) {
-  blurRgba8Cascade_THREADS_64_STRIP_16<<<grid, dim3(64, 1, 1), 0, stream>>>(out, image, width, height);
-  return cudaGetLastError();
-}

@@ -34,6 +34,8 @@ export function blurRgba8_THREADS_128_STRIP_32(args, blockIdx, blockDim, gridDim
   let alive = threads;
   const quads = (width / 4) | 0;
   const firstRow = imul(by, 32);
+  const step = (1 - imul(2, ((by % 2) | 0))) | 0;
+  const origin = (step > 0) ? firstRow : ((((firstRow + 32) | 0) - 1) | 0);
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
     const tx = t;
@@ -47,7 +49,7 @@ export function blurRgba8_THREADS_128_STRIP_32(args, blockIdx, blockDim, gridDim
     const xp4 = Math.min(((x + 4) | 0), ((width - 1) | 0));
     const xp5 = Math.min(((x + 5) | 0), ((width - 1) | 0));
     for (let i = 0; i < 36; i = (i + 1) | 0) {
-      const y = Math.min(Math.max(((((firstRow + i) | 0) - 2) | 0), 0), ((height - 1) | 0));
+      const y = Math.min(Math.max(((origin + imul(step, ((i - 2) | 0))) | 0), 0), ((height - 1) | 0));
       const rowStart = imul(y, width);
       const c0 = image[imul(((rowStart + x) | 0), 4)];
       const c1 = image[((imul(((rowStart + x) | 0), 4) + 1) | 0)];
@@ -106,7 +108,7 @@ export function blurRgba8_THREADS_128_STRIP_32(args, blockIdx, blockDim, gridDim
       window[t * 40 + ((w + 5) | 0)] = taps(p0b, p1b, p2b, p3b, p4b);
       window[t * 40 + ((w + 6) | 0)] = taps(p1a, p2a, p3a, p4a, p5a);
       window[t * 40 + ((w + 7) | 0)] = taps(p1b, p2b, p3b, p4b, p5b);
-      const outRow = (((firstRow + i) | 0) - 4) | 0;
+      const outRow = (origin + imul(step, ((i - 4) | 0))) | 0;
       if ((i >= 4) && (outRow < height)) {
         const o0 = imul(((((i + 1) | 0) % 5) | 0), 8);
         const o1 = imul(((((i + 2) | 0) % 5) | 0), 8);
@@ -174,6 +176,8 @@ export function blurRgba8_THREADS_64_STRIP_16(args, blockIdx, blockDim, gridDim)
   let alive = threads;
   const quads = (width / 4) | 0;
   const firstRow = imul(by, 16);
+  const step = (1 - imul(2, ((by % 2) | 0))) | 0;
+  const origin = (step > 0) ? firstRow : ((((firstRow + 16) | 0) - 1) | 0);
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
     const tx = t;
@@ -187,7 +191,7 @@ export function blurRgba8_THREADS_64_STRIP_16(args, blockIdx, blockDim, gridDim)
     const xp4 = Math.min(((x + 4) | 0), ((width - 1) | 0));
     const xp5 = Math.min(((x + 5) | 0), ((width - 1) | 0));
     for (let i = 0; i < 20; i = (i + 1) | 0) {
-      const y = Math.min(Math.max(((((firstRow + i) | 0) - 2) | 0), 0), ((height - 1) | 0));
+      const y = Math.min(Math.max(((origin + imul(step, ((i - 2) | 0))) | 0), 0), ((height - 1) | 0));
       const rowStart = imul(y, width);
       const c0 = image[imul(((rowStart + x) | 0), 4)];
       const c1 = image[((imul(((rowStart + x) | 0), 4) + 1) | 0)];
@@ -246,7 +250,7 @@ export function blurRgba8_THREADS_64_STRIP_16(args, blockIdx, blockDim, gridDim)
       window[t * 40 + ((w + 5) | 0)] = taps(p0b, p1b, p2b, p3b, p4b);
       window[t * 40 + ((w + 6) | 0)] = taps(p1a, p2a, p3a, p4a, p5a);
       window[t * 40 + ((w + 7) | 0)] = taps(p1b, p2b, p3b, p4b, p5b);
-      const outRow = (((firstRow + i) | 0) - 4) | 0;
+      const outRow = (origin + imul(step, ((i - 4) | 0))) | 0;
       if ((i >= 4) && (outRow < height)) {
         const o0 = imul(((((i + 1) | 0) % 5) | 0), 8);
         const o1 = imul(((((i + 2) | 0) % 5) | 0), 8);
@@ -314,6 +318,8 @@ export function blurRgba8_THREADS_128_STRIP_64(args, blockIdx, blockDim, gridDim
   let alive = threads;
   const quads = (width / 4) | 0;
   const firstRow = imul(by, 64);
+  const step = (1 - imul(2, ((by % 2) | 0))) | 0;
+  const origin = (step > 0) ? firstRow : ((((firstRow + 64) | 0) - 1) | 0);
   threads0: for (let t = 0; t < threads; t++) {
     if (done[t]) continue;
     const tx = t;
@@ -327,7 +333,7 @@ export function blurRgba8_THREADS_128_STRIP_64(args, blockIdx, blockDim, gridDim
     const xp4 = Math.min(((x + 4) | 0), ((width - 1) | 0));
     const xp5 = Math.min(((x + 5) | 0), ((width - 1) | 0));
     for (let i = 0; i < 68; i = (i + 1) | 0) {
-      const y = Math.min(Math.max(((((firstRow + i) | 0) - 2) | 0), 0), ((height - 1) | 0));
+      const y = Math.min(Math.max(((origin + imul(step, ((i - 2) | 0))) | 0), 0), ((height - 1) | 0));
       const rowStart = imul(y, width);
       const c0 = image[imul(((rowStart + x) | 0), 4)];
       const c1 = image[((imul(((rowStart + x) | 0), 4) + 1) | 0)];
@@ -386,7 +392,7 @@ export function blurRgba8_THREADS_128_STRIP_64(args, blockIdx, blockDim, gridDim
       window[t * 40 + ((w + 5) | 0)] = taps(p0b, p1b, p2b, p3b, p4b);
       window[t * 40 + ((w + 6) | 0)] = taps(p1a, p2a, p3a, p4a, p5a);
       window[t * 40 + ((w + 7) | 0)] = taps(p1b, p2b, p3b, p4b, p5b);
-      const outRow = (((firstRow + i) | 0) - 4) | 0;
+      const outRow = (origin + imul(step, ((i - 4) | 0))) | 0;
       if ((i >= 4) && (outRow < height)) {
         const o0 = imul(((((i + 1) | 0) % 5) | 0), 8);
         const o1 = imul(((((i + 2) | 0) % 5) | 0), 8);
@@ -409,578 +415,6 @@ export function blurRgba8_THREADS_128_STRIP_64(args, blockIdx, blockDim, gridDim
         const q5 = rounded(s5);
         const q6 = rounded(s6);
         const q7 = rounded(s7);
-        const lane = q0 >>> 16;
-        const lane_1 = q1 >>> 16;
-        const lane_2 = q2 >>> 16;
-        const lane_3 = q3 >>> 16;
-        const lane_4 = q4 >>> 16;
-        const lane_5 = q5 >>> 16;
-        const lane_6 = q6 >>> 16;
-        const lane_7 = q7 >>> 16;
-        out[imul(((imul(outRow, width) + x) | 0), 4)] = q0;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 1) | 0)] = q1;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 2) | 0)] = lane;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 3) | 0)] = lane_1;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 4) | 0)] = q2;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 5) | 0)] = q3;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 6) | 0)] = lane_2;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 7) | 0)] = lane_3;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 8) | 0)] = q4;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 9) | 0)] = q5;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 10) | 0)] = lane_4;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 11) | 0)] = lane_5;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 12) | 0)] = q6;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 13) | 0)] = q7;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 14) | 0)] = lane_6;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 15) | 0)] = lane_7;
-      }
-    }
-  }
-  if (alive === 0) return;
-}
-
-// Kernel blurRgba8Cascade specialized for THREADS = 128, STRIP = 32: runs one block.
-let blurRgba8Cascade_THREADS_128_STRIP_32_arrays;
-export function blurRgba8Cascade_THREADS_128_STRIP_32(args, blockIdx, blockDim, gridDim) {
-  const [out, image, width, height] = args;
-  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = 128, ny = 1, nz = 1, threads = 128;
-  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (blurRgba8Cascade_THREADS_128_STRIP_32_arrays === undefined || blurRgba8Cascade_THREADS_128_STRIP_32_arrays.threads !== threads) {
-    blurRgba8Cascade_THREADS_128_STRIP_32_arrays = { threads, done: new Uint8Array(threads) };
-  }
-  const { done } = blurRgba8Cascade_THREADS_128_STRIP_32_arrays;
-  done.fill(0);
-  let alive = threads;
-  const quads = (width / 4) | 0;
-  const firstRow = imul(by, 32);
-  threads0: for (let t = 0; t < threads; t++) {
-    if (done[t]) continue;
-    const tx = t;
-    const quad = (imul(bx, 128) + tx) | 0;
-    if (quad >= quads) {
-      done[t] = 1; alive--; continue threads0;
-    }
-    const x = imul(quad, 4);
-    const xm2 = Math.max(((x - 2) | 0), 0);
-    const xm1 = Math.max(((x - 1) | 0), 0);
-    const xp4 = Math.min(((x + 4) | 0), ((width - 1) | 0));
-    const xp5 = Math.min(((x + 5) | 0), ((width - 1) | 0));
-    let last10 = 0;
-    let last11 = 0;
-    let last12 = 0;
-    let last13 = 0;
-    let last14 = 0;
-    let last15 = 0;
-    let last16 = 0;
-    let last17 = 0;
-    last10 = 0;
-    let last110 = 0;
-    let last111 = 0;
-    let last112 = 0;
-    let last113 = 0;
-    let last114 = 0;
-    let last115 = 0;
-    let last116 = 0;
-    let last117 = 0;
-    last110 = 0;
-    let last1210 = 0;
-    let last1211 = 0;
-    let last1212 = 0;
-    let last1213 = 0;
-    let last1214 = 0;
-    let last1215 = 0;
-    let last1216 = 0;
-    let last1217 = 0;
-    last1210 = 0;
-    let last13310 = 0;
-    let last13311 = 0;
-    let last13312 = 0;
-    let last13313 = 0;
-    let last13314 = 0;
-    let last13315 = 0;
-    let last13316 = 0;
-    let last13317 = 0;
-    last13310 = 0;
-    last11 = 0;
-    last111 = 0;
-    last1211 = 0;
-    last13311 = 0;
-    last12 = 0;
-    last112 = 0;
-    last1212 = 0;
-    last13312 = 0;
-    last13 = 0;
-    last113 = 0;
-    last1213 = 0;
-    last13313 = 0;
-    last14 = 0;
-    last114 = 0;
-    last1214 = 0;
-    last13314 = 0;
-    last15 = 0;
-    last115 = 0;
-    last1215 = 0;
-    last13315 = 0;
-    last16 = 0;
-    last116 = 0;
-    last1216 = 0;
-    last13316 = 0;
-    last17 = 0;
-    last117 = 0;
-    last1217 = 0;
-    last13317 = 0;
-    let sums0 = 0;
-    let sums1 = 0;
-    let sums2 = 0;
-    let sums3 = 0;
-    let sums4 = 0;
-    let sums5 = 0;
-    let sums6 = 0;
-    let sums7 = 0;
-    let blurred0 = 0;
-    let blurred1 = 0;
-    let blurred2 = 0;
-    let blurred3 = 0;
-    let blurred4 = 0;
-    let blurred5 = 0;
-    let blurred6 = 0;
-    let blurred7 = 0;
-    for (let i = 0; i < 36; i = (i + 1) | 0) {
-      const y = Math.min(Math.max(((((firstRow + i) | 0) - 2) | 0), 0), ((height - 1) | 0));
-      const rowStart = imul(y, width);
-      const c0 = image[imul(((rowStart + x) | 0), 4)];
-      const c1 = image[((imul(((rowStart + x) | 0), 4) + 1) | 0)];
-      const c2 = image[((imul(((rowStart + x) | 0), 4) + 2) | 0)];
-      const c3 = image[((imul(((rowStart + x) | 0), 4) + 3) | 0)];
-      const c4 = image[((imul(((rowStart + x) | 0), 4) + 4) | 0)];
-      const c5 = image[((imul(((rowStart + x) | 0), 4) + 5) | 0)];
-      const c6 = image[((imul(((rowStart + x) | 0), 4) + 6) | 0)];
-      const c7 = image[((imul(((rowStart + x) | 0), 4) + 7) | 0)];
-      const c8 = image[((imul(((rowStart + x) | 0), 4) + 8) | 0)];
-      const c9 = image[((imul(((rowStart + x) | 0), 4) + 9) | 0)];
-      const c10 = image[((imul(((rowStart + x) | 0), 4) + 10) | 0)];
-      const c11 = image[((imul(((rowStart + x) | 0), 4) + 11) | 0)];
-      const c12 = image[((imul(((rowStart + x) | 0), 4) + 12) | 0)];
-      const c13 = image[((imul(((rowStart + x) | 0), 4) + 13) | 0)];
-      const c14 = image[((imul(((rowStart + x) | 0), 4) + 14) | 0)];
-      const c15 = image[((imul(((rowStart + x) | 0), 4) + 15) | 0)];
-      const a0 = image[imul(((rowStart + xm2) | 0), 4)];
-      const a1 = image[((imul(((rowStart + xm2) | 0), 4) + 1) | 0)];
-      const a2 = image[((imul(((rowStart + xm2) | 0), 4) + 2) | 0)];
-      const a3 = image[((imul(((rowStart + xm2) | 0), 4) + 3) | 0)];
-      const b0 = image[imul(((rowStart + xm1) | 0), 4)];
-      const b1 = image[((imul(((rowStart + xm1) | 0), 4) + 1) | 0)];
-      const b2 = image[((imul(((rowStart + xm1) | 0), 4) + 2) | 0)];
-      const b3 = image[((imul(((rowStart + xm1) | 0), 4) + 3) | 0)];
-      const d0 = image[imul(((rowStart + xp4) | 0), 4)];
-      const d1 = image[((imul(((rowStart + xp4) | 0), 4) + 1) | 0)];
-      const d2 = image[((imul(((rowStart + xp4) | 0), 4) + 2) | 0)];
-      const d3 = image[((imul(((rowStart + xp4) | 0), 4) + 3) | 0)];
-      const e0 = image[imul(((rowStart + xp5) | 0), 4)];
-      const e1 = image[((imul(((rowStart + xp5) | 0), 4) + 1) | 0)];
-      const e2 = image[((imul(((rowStart + xp5) | 0), 4) + 2) | 0)];
-      const e3 = image[((imul(((rowStart + xp5) | 0), 4) + 3) | 0)];
-      const m2a = pair(a0, a2);
-      const m2b = pair(a1, a3);
-      const m1a = pair(b0, b2);
-      const m1b = pair(b1, b3);
-      const p0a = pair(c0, c2);
-      const p0b = pair(c1, c3);
-      const p1a = pair(c4, c6);
-      const p1b = pair(c5, c7);
-      const p2a = pair(c8, c10);
-      const p2b = pair(c9, c11);
-      const p3a = pair(c12, c14);
-      const p3b = pair(c13, c15);
-      const p4a = pair(d0, d2);
-      const p4b = pair(d1, d3);
-      const p5a = pair(e0, e2);
-      const p5b = pair(e1, e3);
-      sums0 = taps(m2a, m1a, p0a, p1a, p2a);
-      sums1 = taps(m2b, m1b, p0b, p1b, p2b);
-      sums2 = taps(m1a, p0a, p1a, p2a, p3a);
-      sums3 = taps(m1b, p0b, p1b, p2b, p3b);
-      sums4 = taps(p0a, p1a, p2a, p3a, p4a);
-      sums5 = taps(p0b, p1b, p2b, p3b, p4b);
-      sums6 = taps(p1a, p2a, p3a, p4a, p5a);
-      sums7 = taps(p1b, p2b, p3b, p4b, p5b);
-      {
-        const s11 = (sums0 + last10) >>> 0;
-        const s121 = (s11 + last110) >>> 0;
-        const s1331 = (s121 + last1210) >>> 0;
-        blurred0 = (s1331 + last13310) >>> 0;
-        last10 = sums0;
-        last110 = s11;
-        last1210 = s121;
-        last13310 = s1331;
-      }
-      {
-        const s11 = (sums1 + last11) >>> 0;
-        const s121 = (s11 + last111) >>> 0;
-        const s1331 = (s121 + last1211) >>> 0;
-        blurred1 = (s1331 + last13311) >>> 0;
-        last11 = sums1;
-        last111 = s11;
-        last1211 = s121;
-        last13311 = s1331;
-      }
-      {
-        const s11 = (sums2 + last12) >>> 0;
-        const s121 = (s11 + last112) >>> 0;
-        const s1331 = (s121 + last1212) >>> 0;
-        blurred2 = (s1331 + last13312) >>> 0;
-        last12 = sums2;
-        last112 = s11;
-        last1212 = s121;
-        last13312 = s1331;
-      }
-      {
-        const s11 = (sums3 + last13) >>> 0;
-        const s121 = (s11 + last113) >>> 0;
-        const s1331 = (s121 + last1213) >>> 0;
-        blurred3 = (s1331 + last13313) >>> 0;
-        last13 = sums3;
-        last113 = s11;
-        last1213 = s121;
-        last13313 = s1331;
-      }
-      {
-        const s11 = (sums4 + last14) >>> 0;
-        const s121 = (s11 + last114) >>> 0;
-        const s1331 = (s121 + last1214) >>> 0;
-        blurred4 = (s1331 + last13314) >>> 0;
-        last14 = sums4;
-        last114 = s11;
-        last1214 = s121;
-        last13314 = s1331;
-      }
-      {
-        const s11 = (sums5 + last15) >>> 0;
-        const s121 = (s11 + last115) >>> 0;
-        const s1331 = (s121 + last1215) >>> 0;
-        blurred5 = (s1331 + last13315) >>> 0;
-        last15 = sums5;
-        last115 = s11;
-        last1215 = s121;
-        last13315 = s1331;
-      }
-      {
-        const s11 = (sums6 + last16) >>> 0;
-        const s121 = (s11 + last116) >>> 0;
-        const s1331 = (s121 + last1216) >>> 0;
-        blurred6 = (s1331 + last13316) >>> 0;
-        last16 = sums6;
-        last116 = s11;
-        last1216 = s121;
-        last13316 = s1331;
-      }
-      {
-        const s11 = (sums7 + last17) >>> 0;
-        const s121 = (s11 + last117) >>> 0;
-        const s1331 = (s121 + last1217) >>> 0;
-        blurred7 = (s1331 + last13317) >>> 0;
-        last17 = sums7;
-        last117 = s11;
-        last1217 = s121;
-        last13317 = s1331;
-      }
-      const outRow = (((firstRow + i) | 0) - 4) | 0;
-      if ((i >= 4) && (outRow < height)) {
-        const q0 = rounded(blurred0);
-        const q1 = rounded(blurred1);
-        const q2 = rounded(blurred2);
-        const q3 = rounded(blurred3);
-        const q4 = rounded(blurred4);
-        const q5 = rounded(blurred5);
-        const q6 = rounded(blurred6);
-        const q7 = rounded(blurred7);
-        const lane = q0 >>> 16;
-        const lane_1 = q1 >>> 16;
-        const lane_2 = q2 >>> 16;
-        const lane_3 = q3 >>> 16;
-        const lane_4 = q4 >>> 16;
-        const lane_5 = q5 >>> 16;
-        const lane_6 = q6 >>> 16;
-        const lane_7 = q7 >>> 16;
-        out[imul(((imul(outRow, width) + x) | 0), 4)] = q0;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 1) | 0)] = q1;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 2) | 0)] = lane;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 3) | 0)] = lane_1;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 4) | 0)] = q2;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 5) | 0)] = q3;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 6) | 0)] = lane_2;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 7) | 0)] = lane_3;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 8) | 0)] = q4;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 9) | 0)] = q5;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 10) | 0)] = lane_4;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 11) | 0)] = lane_5;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 12) | 0)] = q6;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 13) | 0)] = q7;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 14) | 0)] = lane_6;
-        out[((imul(((imul(outRow, width) + x) | 0), 4) + 15) | 0)] = lane_7;
-      }
-    }
-  }
-  if (alive === 0) return;
-}
-
-// Kernel blurRgba8Cascade specialized for THREADS = 64, STRIP = 16: runs one block.
-let blurRgba8Cascade_THREADS_64_STRIP_16_arrays;
-export function blurRgba8Cascade_THREADS_64_STRIP_16(args, blockIdx, blockDim, gridDim) {
-  const [out, image, width, height] = args;
-  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
-  const nx = 64, ny = 1, nz = 1, threads = 64;
-  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
-  if (blurRgba8Cascade_THREADS_64_STRIP_16_arrays === undefined || blurRgba8Cascade_THREADS_64_STRIP_16_arrays.threads !== threads) {
-    blurRgba8Cascade_THREADS_64_STRIP_16_arrays = { threads, done: new Uint8Array(threads) };
-  }
-  const { done } = blurRgba8Cascade_THREADS_64_STRIP_16_arrays;
-  done.fill(0);
-  let alive = threads;
-  const quads = (width / 4) | 0;
-  const firstRow = imul(by, 16);
-  threads0: for (let t = 0; t < threads; t++) {
-    if (done[t]) continue;
-    const tx = t;
-    const quad = (imul(bx, 64) + tx) | 0;
-    if (quad >= quads) {
-      done[t] = 1; alive--; continue threads0;
-    }
-    const x = imul(quad, 4);
-    const xm2 = Math.max(((x - 2) | 0), 0);
-    const xm1 = Math.max(((x - 1) | 0), 0);
-    const xp4 = Math.min(((x + 4) | 0), ((width - 1) | 0));
-    const xp5 = Math.min(((x + 5) | 0), ((width - 1) | 0));
-    let last10 = 0;
-    let last11 = 0;
-    let last12 = 0;
-    let last13 = 0;
-    let last14 = 0;
-    let last15 = 0;
-    let last16 = 0;
-    let last17 = 0;
-    last10 = 0;
-    let last110 = 0;
-    let last111 = 0;
-    let last112 = 0;
-    let last113 = 0;
-    let last114 = 0;
-    let last115 = 0;
-    let last116 = 0;
-    let last117 = 0;
-    last110 = 0;
-    let last1210 = 0;
-    let last1211 = 0;
-    let last1212 = 0;
-    let last1213 = 0;
-    let last1214 = 0;
-    let last1215 = 0;
-    let last1216 = 0;
-    let last1217 = 0;
-    last1210 = 0;
-    let last13310 = 0;
-    let last13311 = 0;
-    let last13312 = 0;
-    let last13313 = 0;
-    let last13314 = 0;
-    let last13315 = 0;
-    let last13316 = 0;
-    let last13317 = 0;
-    last13310 = 0;
-    last11 = 0;
-    last111 = 0;
-    last1211 = 0;
-    last13311 = 0;
-    last12 = 0;
-    last112 = 0;
-    last1212 = 0;
-    last13312 = 0;
-    last13 = 0;
-    last113 = 0;
-    last1213 = 0;
-    last13313 = 0;
-    last14 = 0;
-    last114 = 0;
-    last1214 = 0;
-    last13314 = 0;
-    last15 = 0;
-    last115 = 0;
-    last1215 = 0;
-    last13315 = 0;
-    last16 = 0;
-    last116 = 0;
-    last1216 = 0;
-    last13316 = 0;
-    last17 = 0;
-    last117 = 0;
-    last1217 = 0;
-    last13317 = 0;
-    let sums0 = 0;
-    let sums1 = 0;
-    let sums2 = 0;
-    let sums3 = 0;
-    let sums4 = 0;
-    let sums5 = 0;
-    let sums6 = 0;
-    let sums7 = 0;
-    let blurred0 = 0;
-    let blurred1 = 0;
-    let blurred2 = 0;
-    let blurred3 = 0;
-    let blurred4 = 0;
-    let blurred5 = 0;
-    let blurred6 = 0;
-    let blurred7 = 0;
-    for (let i = 0; i < 20; i = (i + 1) | 0) {
-      const y = Math.min(Math.max(((((firstRow + i) | 0) - 2) | 0), 0), ((height - 1) | 0));
-      const rowStart = imul(y, width);
-      const c0 = image[imul(((rowStart + x) | 0), 4)];
-      const c1 = image[((imul(((rowStart + x) | 0), 4) + 1) | 0)];
-      const c2 = image[((imul(((rowStart + x) | 0), 4) + 2) | 0)];
-      const c3 = image[((imul(((rowStart + x) | 0), 4) + 3) | 0)];
-      const c4 = image[((imul(((rowStart + x) | 0), 4) + 4) | 0)];
-      const c5 = image[((imul(((rowStart + x) | 0), 4) + 5) | 0)];
-      const c6 = image[((imul(((rowStart + x) | 0), 4) + 6) | 0)];
-      const c7 = image[((imul(((rowStart + x) | 0), 4) + 7) | 0)];
-      const c8 = image[((imul(((rowStart + x) | 0), 4) + 8) | 0)];
-      const c9 = image[((imul(((rowStart + x) | 0), 4) + 9) | 0)];
-      const c10 = image[((imul(((rowStart + x) | 0), 4) + 10) | 0)];
-      const c11 = image[((imul(((rowStart + x) | 0), 4) + 11) | 0)];
-      const c12 = image[((imul(((rowStart + x) | 0), 4) + 12) | 0)];
-      const c13 = image[((imul(((rowStart + x) | 0), 4) + 13) | 0)];
-      const c14 = image[((imul(((rowStart + x) | 0), 4) + 14) | 0)];
-      const c15 = image[((imul(((rowStart + x) | 0), 4) + 15) | 0)];
-      const a0 = image[imul(((rowStart + xm2) | 0), 4)];
-      const a1 = image[((imul(((rowStart + xm2) | 0), 4) + 1) | 0)];
-      const a2 = image[((imul(((rowStart + xm2) | 0), 4) + 2) | 0)];
-      const a3 = image[((imul(((rowStart + xm2) | 0), 4) + 3) | 0)];
-      const b0 = image[imul(((rowStart + xm1) | 0), 4)];
-      const b1 = image[((imul(((rowStart + xm1) | 0), 4) + 1) | 0)];
-      const b2 = image[((imul(((rowStart + xm1) | 0), 4) + 2) | 0)];
-      const b3 = image[((imul(((rowStart + xm1) | 0), 4) + 3) | 0)];
-      const d0 = image[imul(((rowStart + xp4) | 0), 4)];
-      const d1 = image[((imul(((rowStart + xp4) | 0), 4) + 1) | 0)];
-      const d2 = image[((imul(((rowStart + xp4) | 0), 4) + 2) | 0)];
-      const d3 = image[((imul(((rowStart + xp4) | 0), 4) + 3) | 0)];
-      const e0 = image[imul(((rowStart + xp5) | 0), 4)];
-      const e1 = image[((imul(((rowStart + xp5) | 0), 4) + 1) | 0)];
-      const e2 = image[((imul(((rowStart + xp5) | 0), 4) + 2) | 0)];
-      const e3 = image[((imul(((rowStart + xp5) | 0), 4) + 3) | 0)];
-      const m2a = pair(a0, a2);
-      const m2b = pair(a1, a3);
-      const m1a = pair(b0, b2);
-      const m1b = pair(b1, b3);
-      const p0a = pair(c0, c2);
-      const p0b = pair(c1, c3);
-      const p1a = pair(c4, c6);
-      const p1b = pair(c5, c7);
-      const p2a = pair(c8, c10);
-      const p2b = pair(c9, c11);
-      const p3a = pair(c12, c14);
-      const p3b = pair(c13, c15);
-      const p4a = pair(d0, d2);
-      const p4b = pair(d1, d3);
-      const p5a = pair(e0, e2);
-      const p5b = pair(e1, e3);
-      sums0 = taps(m2a, m1a, p0a, p1a, p2a);
-      sums1 = taps(m2b, m1b, p0b, p1b, p2b);
-      sums2 = taps(m1a, p0a, p1a, p2a, p3a);
-      sums3 = taps(m1b, p0b, p1b, p2b, p3b);
-      sums4 = taps(p0a, p1a, p2a, p3a, p4a);
-      sums5 = taps(p0b, p1b, p2b, p3b, p4b);
-      sums6 = taps(p1a, p2a, p3a, p4a, p5a);
-      sums7 = taps(p1b, p2b, p3b, p4b, p5b);
-      {
-        const s11 = (sums0 + last10) >>> 0;
-        const s121 = (s11 + last110) >>> 0;
-        const s1331 = (s121 + last1210) >>> 0;
-        blurred0 = (s1331 + last13310) >>> 0;
-        last10 = sums0;
-        last110 = s11;
-        last1210 = s121;
-        last13310 = s1331;
-      }
-      {
-        const s11 = (sums1 + last11) >>> 0;
-        const s121 = (s11 + last111) >>> 0;
-        const s1331 = (s121 + last1211) >>> 0;
-        blurred1 = (s1331 + last13311) >>> 0;
-        last11 = sums1;
-        last111 = s11;
-        last1211 = s121;
-        last13311 = s1331;
-      }
-      {
-        const s11 = (sums2 + last12) >>> 0;
-        const s121 = (s11 + last112) >>> 0;
-        const s1331 = (s121 + last1212) >>> 0;
-        blurred2 = (s1331 + last13312) >>> 0;
-        last12 = sums2;
-        last112 = s11;
-        last1212 = s121;
-        last13312 = s1331;
-      }
-      {
-        const s11 = (sums3 + last13) >>> 0;
-        const s121 = (s11 + last113) >>> 0;
-        const s1331 = (s121 + last1213) >>> 0;
-        blurred3 = (s1331 + last13313) >>> 0;
-        last13 = sums3;
-        last113 = s11;
-        last1213 = s121;
-        last13313 = s1331;
-      }
-      {
-        const s11 = (sums4 + last14) >>> 0;
-        const s121 = (s11 + last114) >>> 0;
-        const s1331 = (s121 + last1214) >>> 0;
-        blurred4 = (s1331 + last13314) >>> 0;
-        last14 = sums4;
-        last114 = s11;
-        last1214 = s121;
-        last13314 = s1331;
-      }
-      {
-        const s11 = (sums5 + last15) >>> 0;
-        const s121 = (s11 + last115) >>> 0;
-        const s1331 = (s121 + last1215) >>> 0;
-        blurred5 = (s1331 + last13315) >>> 0;
-        last15 = sums5;
-        last115 = s11;
-        last1215 = s121;
-        last13315 = s1331;
-      }
-      {
-        const s11 = (sums6 + last16) >>> 0;
-        const s121 = (s11 + last116) >>> 0;
-        const s1331 = (s121 + last1216) >>> 0;
-        blurred6 = (s1331 + last13316) >>> 0;
-        last16 = sums6;
-        last116 = s11;
-        last1216 = s121;
-        last13316 = s1331;
-      }
-      {
-        const s11 = (sums7 + last17) >>> 0;
-        const s121 = (s11 + last117) >>> 0;
-        const s1331 = (s121 + last1217) >>> 0;
-        blurred7 = (s1331 + last13317) >>> 0;
-        last17 = sums7;
-        last117 = s11;
-        last1217 = s121;
-        last13317 = s1331;
-      }
-      const outRow = (((firstRow + i) | 0) - 4) | 0;
-      if ((i >= 4) && (outRow < height)) {
-        const q0 = rounded(blurred0);
-        const q1 = rounded(blurred1);
-        const q2 = rounded(blurred2);
-        const q3 = rounded(blurred3);
-        const q4 = rounded(blurred4);
-        const q5 = rounded(blurred5);
-        const q6 = rounded(blurred6);
-        const q7 = rounded(blurred7);
         const lane = q0 >>> 16;
         const lane_1 = q1 >>> 16;
         const lane_2 = q2 >>> 16;

@@ -39,8 +39,10 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
   let xp4: i32 = min(x + 4i, width - 1i);
   let xp5: i32 = min(x + 5i, width - 1i);
   let firstRow: i32 = i32(group_id.y) * 32i;
+  let step: i32 = 1i - 2i * (i32(group_id.y) % 2i);
+  let origin: i32 = select(firstRow + 32i - 1i, firstRow, step > 0i);
   {
-    let y: i32 = min(max(firstRow + 0i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * -2i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words.x & 0xffu);
@@ -107,10 +109,10 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 0i - 4i;
+    let outRow: i32 = origin + step * -4i;
   }
   {
-    let y: i32 = min(max(firstRow + 1i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * -1i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_1: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_1.x & 0xffu);
@@ -177,10 +179,10 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 1i - 4i;
+    let outRow: i32 = origin + step * -3i;
   }
   {
-    let y: i32 = min(max(firstRow + 2i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 0i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_2: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_2.x & 0xffu);
@@ -247,10 +249,10 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 2i - 4i;
+    let outRow: i32 = origin + step * -2i;
   }
   {
-    let y: i32 = min(max(firstRow + 3i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 1i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_3: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_3.x & 0xffu);
@@ -317,10 +319,10 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 3i - 4i;
+    let outRow: i32 = origin + step * -1i;
   }
   {
-    let y: i32 = min(max(firstRow + 4i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 2i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_4: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_4.x & 0xffu);
@@ -387,7 +389,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 4i - 4i;
+    let outRow: i32 = origin + step * 0i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -409,7 +411,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 5i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 3i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_5: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_5.x & 0xffu);
@@ -476,7 +478,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 5i - 4i;
+    let outRow: i32 = origin + step * 1i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -498,7 +500,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 6i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 4i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_6: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_6.x & 0xffu);
@@ -565,7 +567,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 6i - 4i;
+    let outRow: i32 = origin + step * 2i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -587,7 +589,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 7i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 5i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_7: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_7.x & 0xffu);
@@ -654,7 +656,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 7i - 4i;
+    let outRow: i32 = origin + step * 3i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -676,7 +678,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 8i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 6i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_8: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_8.x & 0xffu);
@@ -743,7 +745,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 8i - 4i;
+    let outRow: i32 = origin + step * 4i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -765,7 +767,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 9i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 7i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_9: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_9.x & 0xffu);
@@ -832,7 +834,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 9i - 4i;
+    let outRow: i32 = origin + step * 5i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -854,7 +856,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 10i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 8i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_10: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_10.x & 0xffu);
@@ -921,7 +923,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 10i - 4i;
+    let outRow: i32 = origin + step * 6i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -943,7 +945,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 11i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 9i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_11: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_11.x & 0xffu);
@@ -1010,7 +1012,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 11i - 4i;
+    let outRow: i32 = origin + step * 7i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -1032,7 +1034,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 12i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 10i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_12: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_12.x & 0xffu);
@@ -1099,7 +1101,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 12i - 4i;
+    let outRow: i32 = origin + step * 8i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -1121,7 +1123,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 13i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 11i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_13: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_13.x & 0xffu);
@@ -1188,7 +1190,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 13i - 4i;
+    let outRow: i32 = origin + step * 9i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -1210,7 +1212,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 14i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 12i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_14: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_14.x & 0xffu);
@@ -1277,7 +1279,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 14i - 4i;
+    let outRow: i32 = origin + step * 10i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -1299,7 +1301,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 15i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 13i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_15: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_15.x & 0xffu);
@@ -1366,7 +1368,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 15i - 4i;
+    let outRow: i32 = origin + step * 11i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -1388,7 +1390,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 16i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 14i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_16: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_16.x & 0xffu);
@@ -1455,7 +1457,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 16i - 4i;
+    let outRow: i32 = origin + step * 12i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -1477,7 +1479,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 17i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 15i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_17: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_17.x & 0xffu);
@@ -1544,7 +1546,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 17i - 4i;
+    let outRow: i32 = origin + step * 13i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -1566,7 +1568,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 18i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 16i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_18: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_18.x & 0xffu);
@@ -1633,7 +1635,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 18i - 4i;
+    let outRow: i32 = origin + step * 14i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -1655,7 +1657,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 19i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 17i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_19: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_19.x & 0xffu);
@@ -1722,7 +1724,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 19i - 4i;
+    let outRow: i32 = origin + step * 15i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -1744,7 +1746,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 20i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 18i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_20: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_20.x & 0xffu);
@@ -1811,7 +1813,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 20i - 4i;
+    let outRow: i32 = origin + step * 16i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -1833,7 +1835,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 21i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 19i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_21: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_21.x & 0xffu);
@@ -1900,7 +1902,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 21i - 4i;
+    let outRow: i32 = origin + step * 17i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -1922,7 +1924,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 22i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 20i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_22: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_22.x & 0xffu);
@@ -1989,7 +1991,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 22i - 4i;
+    let outRow: i32 = origin + step * 18i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -2011,7 +2013,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 23i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 21i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_23: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_23.x & 0xffu);
@@ -2078,7 +2080,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 23i - 4i;
+    let outRow: i32 = origin + step * 19i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -2100,7 +2102,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 24i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 22i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_24: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_24.x & 0xffu);
@@ -2167,7 +2169,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 24i - 4i;
+    let outRow: i32 = origin + step * 20i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -2189,7 +2191,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 25i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 23i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_25: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_25.x & 0xffu);
@@ -2256,7 +2258,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 25i - 4i;
+    let outRow: i32 = origin + step * 21i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -2278,7 +2280,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 26i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 24i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_26: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_26.x & 0xffu);
@@ -2345,7 +2347,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 26i - 4i;
+    let outRow: i32 = origin + step * 22i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -2367,7 +2369,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 27i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 25i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_27: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_27.x & 0xffu);
@@ -2434,7 +2436,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 27i - 4i;
+    let outRow: i32 = origin + step * 23i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -2456,7 +2458,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 28i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 26i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_28: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_28.x & 0xffu);
@@ -2523,7 +2525,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 28i - 4i;
+    let outRow: i32 = origin + step * 24i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -2545,7 +2547,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 29i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 27i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_29: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_29.x & 0xffu);
@@ -2612,7 +2614,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 29i - 4i;
+    let outRow: i32 = origin + step * 25i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -2634,7 +2636,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 30i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 28i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_30: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_30.x & 0xffu);
@@ -2701,7 +2703,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 30i - 4i;
+    let outRow: i32 = origin + step * 26i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -2723,7 +2725,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 31i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 29i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_31: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_31.x & 0xffu);
@@ -2790,7 +2792,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 31i - 4i;
+    let outRow: i32 = origin + step * 27i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -2812,7 +2814,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 32i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 30i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_32: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_32.x & 0xffu);
@@ -2879,7 +2881,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 32i - 4i;
+    let outRow: i32 = origin + step * 28i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -2901,7 +2903,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 33i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 31i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_33: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_33.x & 0xffu);
@@ -2968,7 +2970,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 33i - 4i;
+    let outRow: i32 = origin + step * 29i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -2990,7 +2992,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 34i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 32i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_34: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_34.x & 0xffu);
@@ -3057,7 +3059,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 34i - 4i;
+    let outRow: i32 = origin + step * 30i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -3079,7 +3081,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     }
   }
   {
-    let y: i32 = min(max(firstRow + 35i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 33i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_35: vec4<u32> = blurRgba8_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_35.x & 0xffu);
@@ -3146,7 +3148,7 @@ fn blurRgba8_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 35i - 4i;
+    let outRow: i32 = origin + step * 31i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -3193,8 +3195,10 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
   let xp4: i32 = min(x + 4i, width - 1i);
   let xp5: i32 = min(x + 5i, width - 1i);
   let firstRow: i32 = i32(group_id.y) * 16i;
+  let step: i32 = 1i - 2i * (i32(group_id.y) % 2i);
+  let origin: i32 = select(firstRow + 16i - 1i, firstRow, step > 0i);
   {
-    let y: i32 = min(max(firstRow + 0i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * -2i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words.x & 0xffu);
@@ -3261,10 +3265,10 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 0i - 4i;
+    let outRow: i32 = origin + step * -4i;
   }
   {
-    let y: i32 = min(max(firstRow + 1i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * -1i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_1: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_1.x & 0xffu);
@@ -3331,10 +3335,10 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 1i - 4i;
+    let outRow: i32 = origin + step * -3i;
   }
   {
-    let y: i32 = min(max(firstRow + 2i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 0i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_2: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_2.x & 0xffu);
@@ -3401,10 +3405,10 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 2i - 4i;
+    let outRow: i32 = origin + step * -2i;
   }
   {
-    let y: i32 = min(max(firstRow + 3i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 1i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_3: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_3.x & 0xffu);
@@ -3471,10 +3475,10 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 3i - 4i;
+    let outRow: i32 = origin + step * -1i;
   }
   {
-    let y: i32 = min(max(firstRow + 4i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 2i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_4: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_4.x & 0xffu);
@@ -3541,7 +3545,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 4i - 4i;
+    let outRow: i32 = origin + step * 0i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -3563,7 +3567,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 5i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 3i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_5: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_5.x & 0xffu);
@@ -3630,7 +3634,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 5i - 4i;
+    let outRow: i32 = origin + step * 1i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -3652,7 +3656,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 6i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 4i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_6: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_6.x & 0xffu);
@@ -3719,7 +3723,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 6i - 4i;
+    let outRow: i32 = origin + step * 2i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -3741,7 +3745,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 7i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 5i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_7: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_7.x & 0xffu);
@@ -3808,7 +3812,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 7i - 4i;
+    let outRow: i32 = origin + step * 3i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -3830,7 +3834,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 8i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 6i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_8: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_8.x & 0xffu);
@@ -3897,7 +3901,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 8i - 4i;
+    let outRow: i32 = origin + step * 4i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -3919,7 +3923,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 9i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 7i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_9: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_9.x & 0xffu);
@@ -3986,7 +3990,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 9i - 4i;
+    let outRow: i32 = origin + step * 5i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -4008,7 +4012,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 10i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 8i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_10: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_10.x & 0xffu);
@@ -4075,7 +4079,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 10i - 4i;
+    let outRow: i32 = origin + step * 6i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -4097,7 +4101,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 11i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 9i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_11: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_11.x & 0xffu);
@@ -4164,7 +4168,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 11i - 4i;
+    let outRow: i32 = origin + step * 7i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -4186,7 +4190,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 12i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 10i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_12: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_12.x & 0xffu);
@@ -4253,7 +4257,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 12i - 4i;
+    let outRow: i32 = origin + step * 8i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -4275,7 +4279,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 13i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 11i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_13: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_13.x & 0xffu);
@@ -4342,7 +4346,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 13i - 4i;
+    let outRow: i32 = origin + step * 9i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -4364,7 +4368,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 14i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 12i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_14: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_14.x & 0xffu);
@@ -4431,7 +4435,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 14i - 4i;
+    let outRow: i32 = origin + step * 10i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -4453,7 +4457,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 15i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 13i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_15: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_15.x & 0xffu);
@@ -4520,7 +4524,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 15i - 4i;
+    let outRow: i32 = origin + step * 11i;
     if (outRow < height) {
       let s0: u32 = taps(window[8i], window[16i], window[24i], window[32i], window[0i]);
       let s1: u32 = taps(window[9i], window[17i], window[25i], window[33i], window[1i]);
@@ -4542,7 +4546,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 16i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 14i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_16: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_16.x & 0xffu);
@@ -4609,7 +4613,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[13i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[14i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[15i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 16i - 4i;
+    let outRow: i32 = origin + step * 12i;
     if (outRow < height) {
       let s0: u32 = taps(window[16i], window[24i], window[32i], window[0i], window[8i]);
       let s1: u32 = taps(window[17i], window[25i], window[33i], window[1i], window[9i]);
@@ -4631,7 +4635,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 17i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 15i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_17: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_17.x & 0xffu);
@@ -4698,7 +4702,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[21i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[22i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[23i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 17i - 4i;
+    let outRow: i32 = origin + step * 13i;
     if (outRow < height) {
       let s0: u32 = taps(window[24i], window[32i], window[0i], window[8i], window[16i]);
       let s1: u32 = taps(window[25i], window[33i], window[1i], window[9i], window[17i]);
@@ -4720,7 +4724,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 18i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 16i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_18: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_18.x & 0xffu);
@@ -4787,7 +4791,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[29i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[30i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[31i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 18i - 4i;
+    let outRow: i32 = origin + step * 14i;
     if (outRow < height) {
       let s0: u32 = taps(window[32i], window[0i], window[8i], window[16i], window[24i]);
       let s1: u32 = taps(window[33i], window[1i], window[9i], window[17i], window[25i]);
@@ -4809,7 +4813,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     }
   }
   {
-    let y: i32 = min(max(firstRow + 19i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * 17i, 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words_19: vec4<u32> = blurRgba8_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words_19.x & 0xffu);
@@ -4876,7 +4880,7 @@ fn blurRgba8_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u3
     window[37i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[38i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[39i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + 19i - 4i;
+    let outRow: i32 = origin + step * 15i;
     if (outRow < height) {
       let s0: u32 = taps(window[0i], window[8i], window[16i], window[24i], window[32i]);
       let s1: u32 = taps(window[1i], window[9i], window[17i], window[25i], window[33i]);
@@ -4923,8 +4927,10 @@ fn blurRgba8_THREADS_128_STRIP_64(@builtin(local_invocation_id) local_id: vec3<u
   let xp4: i32 = min(x + 4i, width - 1i);
   let xp5: i32 = min(x + 5i, width - 1i);
   let firstRow: i32 = i32(group_id.y) * 64i;
+  let step: i32 = 1i - 2i * (i32(group_id.y) % 2i);
+  let origin: i32 = select(firstRow + 64i - 1i, firstRow, step > 0i);
   for (var i: i32 = 0i; i < 68i; i++) {
-    let y: i32 = min(max(firstRow + i - 2i, 0i), height - 1i);
+    let y: i32 = min(max(origin + step * (i - 2i), 0i), height - 1i);
     let rowStart: i32 = y * width;
     let words: vec4<u32> = blurRgba8_THREADS_128_STRIP_64_image[u32((rowStart + x) * 4i) / 16u];
     let c0: u32 = (words.x & 0xffu);
@@ -4992,7 +4998,7 @@ fn blurRgba8_THREADS_128_STRIP_64(@builtin(local_invocation_id) local_id: vec3<u
     window[w + 5i] = taps(p0b, p1b, p2b, p3b, p4b);
     window[w + 6i] = taps(p1a, p2a, p3a, p4a, p5a);
     window[w + 7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    let outRow: i32 = firstRow + i - 4i;
+    let outRow: i32 = origin + step * (i - 4i);
     if (i >= 4i && outRow < height) {
       let o0: i32 = (i + 1i) % 5i * 8i;
       let o1: i32 = (i + 2i) % 5i * 8i;
@@ -5016,3469 +5022,6 @@ fn blurRgba8_THREADS_128_STRIP_64(@builtin(local_invocation_id) local_id: vec3<u
       let q6: u32 = rounded(s6);
       let q7: u32 = rounded(s7);
       blurRgba8_THREADS_128_STRIP_64_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-}
-
-// Kernel blurRgba8Cascade specialized for THREADS = 128, STRIP = 32.
-@group(0) @binding(0) var<storage, read_write> blurRgba8Cascade_THREADS_128_STRIP_32_out: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> blurRgba8Cascade_THREADS_128_STRIP_32_image: array<vec4<u32>>;
-struct blurRgba8Cascade_THREADS_128_STRIP_32_Params {
-  width: i32,
-  height: i32,
-}
-@group(0) @binding(2) var<uniform> blurRgba8Cascade_THREADS_128_STRIP_32_params: blurRgba8Cascade_THREADS_128_STRIP_32_Params;
-@compute @workgroup_size(128, 1, 1)
-fn blurRgba8Cascade_THREADS_128_STRIP_32(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let width: i32 = blurRgba8Cascade_THREADS_128_STRIP_32_params.width;
-  let height: i32 = blurRgba8Cascade_THREADS_128_STRIP_32_params.height;
-  var sums: array<u32, 8>;
-  var last1: array<u32, 8>;
-  var last11: array<u32, 8>;
-  var last121: array<u32, 8>;
-  var last1331: array<u32, 8>;
-  var blurred: array<u32, 8>;
-  let quads: i32 = width / 4i;
-  let quad: i32 = i32(group_id.x) * 128i + i32(local_id.x);
-  if (quad >= quads) {
-    return;
-  }
-  let x: i32 = quad * 4i;
-  let xm2: i32 = max(x - 2i, 0i);
-  let xm1: i32 = max(x - 1i, 0i);
-  let xp4: i32 = min(x + 4i, width - 1i);
-  let xp5: i32 = min(x + 5i, width - 1i);
-  let firstRow: i32 = i32(group_id.y) * 32i;
-  last1[0i] = 0u;
-  last11[0i] = 0u;
-  last121[0i] = 0u;
-  last1331[0i] = 0u;
-  last1[1i] = 0u;
-  last11[1i] = 0u;
-  last121[1i] = 0u;
-  last1331[1i] = 0u;
-  last1[2i] = 0u;
-  last11[2i] = 0u;
-  last121[2i] = 0u;
-  last1331[2i] = 0u;
-  last1[3i] = 0u;
-  last11[3i] = 0u;
-  last121[3i] = 0u;
-  last1331[3i] = 0u;
-  last1[4i] = 0u;
-  last11[4i] = 0u;
-  last121[4i] = 0u;
-  last1331[4i] = 0u;
-  last1[5i] = 0u;
-  last11[5i] = 0u;
-  last121[5i] = 0u;
-  last1331[5i] = 0u;
-  last1[6i] = 0u;
-  last11[6i] = 0u;
-  last121[6i] = 0u;
-  last1331[6i] = 0u;
-  last1[7i] = 0u;
-  last11[7i] = 0u;
-  last121[7i] = 0u;
-  last1331[7i] = 0u;
-  for (var i: i32 = 0i; i < 36i; i++) {
-    let y: i32 = min(max(firstRow + i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words: vec4<u32> = blurRgba8Cascade_THREADS_128_STRIP_32_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words.x & 0xffu);
-    let c1: u32 = extractBits(words.x, 8u, 8u);
-    let c2: u32 = extractBits(words.x, 16u, 8u);
-    let c3: u32 = (words.x >> 24u);
-    let c4: u32 = (words.y & 0xffu);
-    let c5: u32 = extractBits(words.y, 8u, 8u);
-    let c6: u32 = extractBits(words.y, 16u, 8u);
-    let c7: u32 = (words.y >> 24u);
-    let c8: u32 = (words.z & 0xffu);
-    let c9: u32 = extractBits(words.z, 8u, 8u);
-    let c10: u32 = extractBits(words.z, 16u, 8u);
-    let c11: u32 = (words.z >> 24u);
-    let c12: u32 = (words.w & 0xffu);
-    let c13: u32 = extractBits(words.w, 8u, 8u);
-    let c14: u32 = extractBits(words.w, 16u, 8u);
-    let c15: u32 = (words.w >> 24u);
-    let word: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_1: u32 = blurRgba8Cascade_THREADS_128_STRIP_32_image[word >> 2u][(word & 3u)];
-    let a0: u32 = (word_1 & 0xffu);
-    let a1: u32 = extractBits(word_1, 8u, 8u);
-    let a2: u32 = extractBits(word_1, 16u, 8u);
-    let a3: u32 = (word_1 >> 24u);
-    let word_2: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_3: u32 = blurRgba8Cascade_THREADS_128_STRIP_32_image[word_2 >> 2u][(word_2 & 3u)];
-    let b0: u32 = (word_3 & 0xffu);
-    let b1: u32 = extractBits(word_3, 8u, 8u);
-    let b2: u32 = extractBits(word_3, 16u, 8u);
-    let b3: u32 = (word_3 >> 24u);
-    let word_4: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_5: u32 = blurRgba8Cascade_THREADS_128_STRIP_32_image[word_4 >> 2u][(word_4 & 3u)];
-    let d0: u32 = (word_5 & 0xffu);
-    let d1: u32 = extractBits(word_5, 8u, 8u);
-    let d2: u32 = extractBits(word_5, 16u, 8u);
-    let d3: u32 = (word_5 >> 24u);
-    let word_6: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_7: u32 = blurRgba8Cascade_THREADS_128_STRIP_32_image[word_6 >> 2u][(word_6 & 3u)];
-    let e0: u32 = (word_7 & 0xffu);
-    let e1: u32 = extractBits(word_7, 8u, 8u);
-    let e2: u32 = extractBits(word_7, 16u, 8u);
-    let e3: u32 = (word_7 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + i - 4i;
-    if (i >= 4i && outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_128_STRIP_32_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-}
-
-// Kernel blurRgba8Cascade specialized for THREADS = 64, STRIP = 16.
-@group(0) @binding(0) var<storage, read_write> blurRgba8Cascade_THREADS_64_STRIP_16_out: array<vec4<u32>>;
-@group(0) @binding(1) var<storage, read> blurRgba8Cascade_THREADS_64_STRIP_16_image: array<vec4<u32>>;
-struct blurRgba8Cascade_THREADS_64_STRIP_16_Params {
-  width: i32,
-  height: i32,
-}
-@group(0) @binding(2) var<uniform> blurRgba8Cascade_THREADS_64_STRIP_16_params: blurRgba8Cascade_THREADS_64_STRIP_16_Params;
-@compute @workgroup_size(64, 1, 1)
-fn blurRgba8Cascade_THREADS_64_STRIP_16(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
-  let width: i32 = blurRgba8Cascade_THREADS_64_STRIP_16_params.width;
-  let height: i32 = blurRgba8Cascade_THREADS_64_STRIP_16_params.height;
-  var sums: array<u32, 8>;
-  var last1: array<u32, 8>;
-  var last11: array<u32, 8>;
-  var last121: array<u32, 8>;
-  var last1331: array<u32, 8>;
-  var blurred: array<u32, 8>;
-  let quads: i32 = width / 4i;
-  let quad: i32 = i32(group_id.x) * 64i + i32(local_id.x);
-  if (quad >= quads) {
-    return;
-  }
-  let x: i32 = quad * 4i;
-  let xm2: i32 = max(x - 2i, 0i);
-  let xm1: i32 = max(x - 1i, 0i);
-  let xp4: i32 = min(x + 4i, width - 1i);
-  let xp5: i32 = min(x + 5i, width - 1i);
-  let firstRow: i32 = i32(group_id.y) * 16i;
-  last1[0i] = 0u;
-  last11[0i] = 0u;
-  last121[0i] = 0u;
-  last1331[0i] = 0u;
-  last1[1i] = 0u;
-  last11[1i] = 0u;
-  last121[1i] = 0u;
-  last1331[1i] = 0u;
-  last1[2i] = 0u;
-  last11[2i] = 0u;
-  last121[2i] = 0u;
-  last1331[2i] = 0u;
-  last1[3i] = 0u;
-  last11[3i] = 0u;
-  last121[3i] = 0u;
-  last1331[3i] = 0u;
-  last1[4i] = 0u;
-  last11[4i] = 0u;
-  last121[4i] = 0u;
-  last1331[4i] = 0u;
-  last1[5i] = 0u;
-  last11[5i] = 0u;
-  last121[5i] = 0u;
-  last1331[5i] = 0u;
-  last1[6i] = 0u;
-  last11[6i] = 0u;
-  last121[6i] = 0u;
-  last1331[6i] = 0u;
-  last1[7i] = 0u;
-  last11[7i] = 0u;
-  last121[7i] = 0u;
-  last1331[7i] = 0u;
-  {
-    let y: i32 = min(max(firstRow + 0i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words.x & 0xffu);
-    let c1: u32 = extractBits(words.x, 8u, 8u);
-    let c2: u32 = extractBits(words.x, 16u, 8u);
-    let c3: u32 = (words.x >> 24u);
-    let c4: u32 = (words.y & 0xffu);
-    let c5: u32 = extractBits(words.y, 8u, 8u);
-    let c6: u32 = extractBits(words.y, 16u, 8u);
-    let c7: u32 = (words.y >> 24u);
-    let c8: u32 = (words.z & 0xffu);
-    let c9: u32 = extractBits(words.z, 8u, 8u);
-    let c10: u32 = extractBits(words.z, 16u, 8u);
-    let c11: u32 = (words.z >> 24u);
-    let c12: u32 = (words.w & 0xffu);
-    let c13: u32 = extractBits(words.w, 8u, 8u);
-    let c14: u32 = extractBits(words.w, 16u, 8u);
-    let c15: u32 = (words.w >> 24u);
-    let word: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_1: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word >> 2u][(word & 3u)];
-    let a0: u32 = (word_1 & 0xffu);
-    let a1: u32 = extractBits(word_1, 8u, 8u);
-    let a2: u32 = extractBits(word_1, 16u, 8u);
-    let a3: u32 = (word_1 >> 24u);
-    let word_2: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_3: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_2 >> 2u][(word_2 & 3u)];
-    let b0: u32 = (word_3 & 0xffu);
-    let b1: u32 = extractBits(word_3, 8u, 8u);
-    let b2: u32 = extractBits(word_3, 16u, 8u);
-    let b3: u32 = (word_3 >> 24u);
-    let word_4: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_5: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_4 >> 2u][(word_4 & 3u)];
-    let d0: u32 = (word_5 & 0xffu);
-    let d1: u32 = extractBits(word_5, 8u, 8u);
-    let d2: u32 = extractBits(word_5, 16u, 8u);
-    let d3: u32 = (word_5 >> 24u);
-    let word_6: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_7: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_6 >> 2u][(word_6 & 3u)];
-    let e0: u32 = (word_7 & 0xffu);
-    let e1: u32 = extractBits(word_7, 8u, 8u);
-    let e2: u32 = extractBits(word_7, 16u, 8u);
-    let e3: u32 = (word_7 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 0i - 4i;
-  }
-  {
-    let y: i32 = min(max(firstRow + 1i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_1: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_1.x & 0xffu);
-    let c1: u32 = extractBits(words_1.x, 8u, 8u);
-    let c2: u32 = extractBits(words_1.x, 16u, 8u);
-    let c3: u32 = (words_1.x >> 24u);
-    let c4: u32 = (words_1.y & 0xffu);
-    let c5: u32 = extractBits(words_1.y, 8u, 8u);
-    let c6: u32 = extractBits(words_1.y, 16u, 8u);
-    let c7: u32 = (words_1.y >> 24u);
-    let c8: u32 = (words_1.z & 0xffu);
-    let c9: u32 = extractBits(words_1.z, 8u, 8u);
-    let c10: u32 = extractBits(words_1.z, 16u, 8u);
-    let c11: u32 = (words_1.z >> 24u);
-    let c12: u32 = (words_1.w & 0xffu);
-    let c13: u32 = extractBits(words_1.w, 8u, 8u);
-    let c14: u32 = extractBits(words_1.w, 16u, 8u);
-    let c15: u32 = (words_1.w >> 24u);
-    let word_8: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_9: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_8 >> 2u][(word_8 & 3u)];
-    let a0: u32 = (word_9 & 0xffu);
-    let a1: u32 = extractBits(word_9, 8u, 8u);
-    let a2: u32 = extractBits(word_9, 16u, 8u);
-    let a3: u32 = (word_9 >> 24u);
-    let word_10: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_11: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_10 >> 2u][(word_10 & 3u)];
-    let b0: u32 = (word_11 & 0xffu);
-    let b1: u32 = extractBits(word_11, 8u, 8u);
-    let b2: u32 = extractBits(word_11, 16u, 8u);
-    let b3: u32 = (word_11 >> 24u);
-    let word_12: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_13: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_12 >> 2u][(word_12 & 3u)];
-    let d0: u32 = (word_13 & 0xffu);
-    let d1: u32 = extractBits(word_13, 8u, 8u);
-    let d2: u32 = extractBits(word_13, 16u, 8u);
-    let d3: u32 = (word_13 >> 24u);
-    let word_14: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_15: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_14 >> 2u][(word_14 & 3u)];
-    let e0: u32 = (word_15 & 0xffu);
-    let e1: u32 = extractBits(word_15, 8u, 8u);
-    let e2: u32 = extractBits(word_15, 16u, 8u);
-    let e3: u32 = (word_15 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 1i - 4i;
-  }
-  {
-    let y: i32 = min(max(firstRow + 2i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_2: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_2.x & 0xffu);
-    let c1: u32 = extractBits(words_2.x, 8u, 8u);
-    let c2: u32 = extractBits(words_2.x, 16u, 8u);
-    let c3: u32 = (words_2.x >> 24u);
-    let c4: u32 = (words_2.y & 0xffu);
-    let c5: u32 = extractBits(words_2.y, 8u, 8u);
-    let c6: u32 = extractBits(words_2.y, 16u, 8u);
-    let c7: u32 = (words_2.y >> 24u);
-    let c8: u32 = (words_2.z & 0xffu);
-    let c9: u32 = extractBits(words_2.z, 8u, 8u);
-    let c10: u32 = extractBits(words_2.z, 16u, 8u);
-    let c11: u32 = (words_2.z >> 24u);
-    let c12: u32 = (words_2.w & 0xffu);
-    let c13: u32 = extractBits(words_2.w, 8u, 8u);
-    let c14: u32 = extractBits(words_2.w, 16u, 8u);
-    let c15: u32 = (words_2.w >> 24u);
-    let word_16: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_17: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_16 >> 2u][(word_16 & 3u)];
-    let a0: u32 = (word_17 & 0xffu);
-    let a1: u32 = extractBits(word_17, 8u, 8u);
-    let a2: u32 = extractBits(word_17, 16u, 8u);
-    let a3: u32 = (word_17 >> 24u);
-    let word_18: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_19: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_18 >> 2u][(word_18 & 3u)];
-    let b0: u32 = (word_19 & 0xffu);
-    let b1: u32 = extractBits(word_19, 8u, 8u);
-    let b2: u32 = extractBits(word_19, 16u, 8u);
-    let b3: u32 = (word_19 >> 24u);
-    let word_20: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_21: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_20 >> 2u][(word_20 & 3u)];
-    let d0: u32 = (word_21 & 0xffu);
-    let d1: u32 = extractBits(word_21, 8u, 8u);
-    let d2: u32 = extractBits(word_21, 16u, 8u);
-    let d3: u32 = (word_21 >> 24u);
-    let word_22: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_23: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_22 >> 2u][(word_22 & 3u)];
-    let e0: u32 = (word_23 & 0xffu);
-    let e1: u32 = extractBits(word_23, 8u, 8u);
-    let e2: u32 = extractBits(word_23, 16u, 8u);
-    let e3: u32 = (word_23 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 2i - 4i;
-  }
-  {
-    let y: i32 = min(max(firstRow + 3i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_3: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_3.x & 0xffu);
-    let c1: u32 = extractBits(words_3.x, 8u, 8u);
-    let c2: u32 = extractBits(words_3.x, 16u, 8u);
-    let c3: u32 = (words_3.x >> 24u);
-    let c4: u32 = (words_3.y & 0xffu);
-    let c5: u32 = extractBits(words_3.y, 8u, 8u);
-    let c6: u32 = extractBits(words_3.y, 16u, 8u);
-    let c7: u32 = (words_3.y >> 24u);
-    let c8: u32 = (words_3.z & 0xffu);
-    let c9: u32 = extractBits(words_3.z, 8u, 8u);
-    let c10: u32 = extractBits(words_3.z, 16u, 8u);
-    let c11: u32 = (words_3.z >> 24u);
-    let c12: u32 = (words_3.w & 0xffu);
-    let c13: u32 = extractBits(words_3.w, 8u, 8u);
-    let c14: u32 = extractBits(words_3.w, 16u, 8u);
-    let c15: u32 = (words_3.w >> 24u);
-    let word_24: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_25: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_24 >> 2u][(word_24 & 3u)];
-    let a0: u32 = (word_25 & 0xffu);
-    let a1: u32 = extractBits(word_25, 8u, 8u);
-    let a2: u32 = extractBits(word_25, 16u, 8u);
-    let a3: u32 = (word_25 >> 24u);
-    let word_26: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_27: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_26 >> 2u][(word_26 & 3u)];
-    let b0: u32 = (word_27 & 0xffu);
-    let b1: u32 = extractBits(word_27, 8u, 8u);
-    let b2: u32 = extractBits(word_27, 16u, 8u);
-    let b3: u32 = (word_27 >> 24u);
-    let word_28: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_29: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_28 >> 2u][(word_28 & 3u)];
-    let d0: u32 = (word_29 & 0xffu);
-    let d1: u32 = extractBits(word_29, 8u, 8u);
-    let d2: u32 = extractBits(word_29, 16u, 8u);
-    let d3: u32 = (word_29 >> 24u);
-    let word_30: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_31: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_30 >> 2u][(word_30 & 3u)];
-    let e0: u32 = (word_31 & 0xffu);
-    let e1: u32 = extractBits(word_31, 8u, 8u);
-    let e2: u32 = extractBits(word_31, 16u, 8u);
-    let e3: u32 = (word_31 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 3i - 4i;
-  }
-  {
-    let y: i32 = min(max(firstRow + 4i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_4: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_4.x & 0xffu);
-    let c1: u32 = extractBits(words_4.x, 8u, 8u);
-    let c2: u32 = extractBits(words_4.x, 16u, 8u);
-    let c3: u32 = (words_4.x >> 24u);
-    let c4: u32 = (words_4.y & 0xffu);
-    let c5: u32 = extractBits(words_4.y, 8u, 8u);
-    let c6: u32 = extractBits(words_4.y, 16u, 8u);
-    let c7: u32 = (words_4.y >> 24u);
-    let c8: u32 = (words_4.z & 0xffu);
-    let c9: u32 = extractBits(words_4.z, 8u, 8u);
-    let c10: u32 = extractBits(words_4.z, 16u, 8u);
-    let c11: u32 = (words_4.z >> 24u);
-    let c12: u32 = (words_4.w & 0xffu);
-    let c13: u32 = extractBits(words_4.w, 8u, 8u);
-    let c14: u32 = extractBits(words_4.w, 16u, 8u);
-    let c15: u32 = (words_4.w >> 24u);
-    let word_32: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_33: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_32 >> 2u][(word_32 & 3u)];
-    let a0: u32 = (word_33 & 0xffu);
-    let a1: u32 = extractBits(word_33, 8u, 8u);
-    let a2: u32 = extractBits(word_33, 16u, 8u);
-    let a3: u32 = (word_33 >> 24u);
-    let word_34: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_35: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_34 >> 2u][(word_34 & 3u)];
-    let b0: u32 = (word_35 & 0xffu);
-    let b1: u32 = extractBits(word_35, 8u, 8u);
-    let b2: u32 = extractBits(word_35, 16u, 8u);
-    let b3: u32 = (word_35 >> 24u);
-    let word_36: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_37: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_36 >> 2u][(word_36 & 3u)];
-    let d0: u32 = (word_37 & 0xffu);
-    let d1: u32 = extractBits(word_37, 8u, 8u);
-    let d2: u32 = extractBits(word_37, 16u, 8u);
-    let d3: u32 = (word_37 >> 24u);
-    let word_38: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_39: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_38 >> 2u][(word_38 & 3u)];
-    let e0: u32 = (word_39 & 0xffu);
-    let e1: u32 = extractBits(word_39, 8u, 8u);
-    let e2: u32 = extractBits(word_39, 16u, 8u);
-    let e3: u32 = (word_39 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 4i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 5i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_5: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_5.x & 0xffu);
-    let c1: u32 = extractBits(words_5.x, 8u, 8u);
-    let c2: u32 = extractBits(words_5.x, 16u, 8u);
-    let c3: u32 = (words_5.x >> 24u);
-    let c4: u32 = (words_5.y & 0xffu);
-    let c5: u32 = extractBits(words_5.y, 8u, 8u);
-    let c6: u32 = extractBits(words_5.y, 16u, 8u);
-    let c7: u32 = (words_5.y >> 24u);
-    let c8: u32 = (words_5.z & 0xffu);
-    let c9: u32 = extractBits(words_5.z, 8u, 8u);
-    let c10: u32 = extractBits(words_5.z, 16u, 8u);
-    let c11: u32 = (words_5.z >> 24u);
-    let c12: u32 = (words_5.w & 0xffu);
-    let c13: u32 = extractBits(words_5.w, 8u, 8u);
-    let c14: u32 = extractBits(words_5.w, 16u, 8u);
-    let c15: u32 = (words_5.w >> 24u);
-    let word_40: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_41: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_40 >> 2u][(word_40 & 3u)];
-    let a0: u32 = (word_41 & 0xffu);
-    let a1: u32 = extractBits(word_41, 8u, 8u);
-    let a2: u32 = extractBits(word_41, 16u, 8u);
-    let a3: u32 = (word_41 >> 24u);
-    let word_42: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_43: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_42 >> 2u][(word_42 & 3u)];
-    let b0: u32 = (word_43 & 0xffu);
-    let b1: u32 = extractBits(word_43, 8u, 8u);
-    let b2: u32 = extractBits(word_43, 16u, 8u);
-    let b3: u32 = (word_43 >> 24u);
-    let word_44: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_45: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_44 >> 2u][(word_44 & 3u)];
-    let d0: u32 = (word_45 & 0xffu);
-    let d1: u32 = extractBits(word_45, 8u, 8u);
-    let d2: u32 = extractBits(word_45, 16u, 8u);
-    let d3: u32 = (word_45 >> 24u);
-    let word_46: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_47: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_46 >> 2u][(word_46 & 3u)];
-    let e0: u32 = (word_47 & 0xffu);
-    let e1: u32 = extractBits(word_47, 8u, 8u);
-    let e2: u32 = extractBits(word_47, 16u, 8u);
-    let e3: u32 = (word_47 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 5i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 6i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_6: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_6.x & 0xffu);
-    let c1: u32 = extractBits(words_6.x, 8u, 8u);
-    let c2: u32 = extractBits(words_6.x, 16u, 8u);
-    let c3: u32 = (words_6.x >> 24u);
-    let c4: u32 = (words_6.y & 0xffu);
-    let c5: u32 = extractBits(words_6.y, 8u, 8u);
-    let c6: u32 = extractBits(words_6.y, 16u, 8u);
-    let c7: u32 = (words_6.y >> 24u);
-    let c8: u32 = (words_6.z & 0xffu);
-    let c9: u32 = extractBits(words_6.z, 8u, 8u);
-    let c10: u32 = extractBits(words_6.z, 16u, 8u);
-    let c11: u32 = (words_6.z >> 24u);
-    let c12: u32 = (words_6.w & 0xffu);
-    let c13: u32 = extractBits(words_6.w, 8u, 8u);
-    let c14: u32 = extractBits(words_6.w, 16u, 8u);
-    let c15: u32 = (words_6.w >> 24u);
-    let word_48: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_49: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_48 >> 2u][(word_48 & 3u)];
-    let a0: u32 = (word_49 & 0xffu);
-    let a1: u32 = extractBits(word_49, 8u, 8u);
-    let a2: u32 = extractBits(word_49, 16u, 8u);
-    let a3: u32 = (word_49 >> 24u);
-    let word_50: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_51: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_50 >> 2u][(word_50 & 3u)];
-    let b0: u32 = (word_51 & 0xffu);
-    let b1: u32 = extractBits(word_51, 8u, 8u);
-    let b2: u32 = extractBits(word_51, 16u, 8u);
-    let b3: u32 = (word_51 >> 24u);
-    let word_52: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_53: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_52 >> 2u][(word_52 & 3u)];
-    let d0: u32 = (word_53 & 0xffu);
-    let d1: u32 = extractBits(word_53, 8u, 8u);
-    let d2: u32 = extractBits(word_53, 16u, 8u);
-    let d3: u32 = (word_53 >> 24u);
-    let word_54: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_55: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_54 >> 2u][(word_54 & 3u)];
-    let e0: u32 = (word_55 & 0xffu);
-    let e1: u32 = extractBits(word_55, 8u, 8u);
-    let e2: u32 = extractBits(word_55, 16u, 8u);
-    let e3: u32 = (word_55 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 6i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 7i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_7: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_7.x & 0xffu);
-    let c1: u32 = extractBits(words_7.x, 8u, 8u);
-    let c2: u32 = extractBits(words_7.x, 16u, 8u);
-    let c3: u32 = (words_7.x >> 24u);
-    let c4: u32 = (words_7.y & 0xffu);
-    let c5: u32 = extractBits(words_7.y, 8u, 8u);
-    let c6: u32 = extractBits(words_7.y, 16u, 8u);
-    let c7: u32 = (words_7.y >> 24u);
-    let c8: u32 = (words_7.z & 0xffu);
-    let c9: u32 = extractBits(words_7.z, 8u, 8u);
-    let c10: u32 = extractBits(words_7.z, 16u, 8u);
-    let c11: u32 = (words_7.z >> 24u);
-    let c12: u32 = (words_7.w & 0xffu);
-    let c13: u32 = extractBits(words_7.w, 8u, 8u);
-    let c14: u32 = extractBits(words_7.w, 16u, 8u);
-    let c15: u32 = (words_7.w >> 24u);
-    let word_56: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_57: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_56 >> 2u][(word_56 & 3u)];
-    let a0: u32 = (word_57 & 0xffu);
-    let a1: u32 = extractBits(word_57, 8u, 8u);
-    let a2: u32 = extractBits(word_57, 16u, 8u);
-    let a3: u32 = (word_57 >> 24u);
-    let word_58: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_59: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_58 >> 2u][(word_58 & 3u)];
-    let b0: u32 = (word_59 & 0xffu);
-    let b1: u32 = extractBits(word_59, 8u, 8u);
-    let b2: u32 = extractBits(word_59, 16u, 8u);
-    let b3: u32 = (word_59 >> 24u);
-    let word_60: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_61: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_60 >> 2u][(word_60 & 3u)];
-    let d0: u32 = (word_61 & 0xffu);
-    let d1: u32 = extractBits(word_61, 8u, 8u);
-    let d2: u32 = extractBits(word_61, 16u, 8u);
-    let d3: u32 = (word_61 >> 24u);
-    let word_62: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_63: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_62 >> 2u][(word_62 & 3u)];
-    let e0: u32 = (word_63 & 0xffu);
-    let e1: u32 = extractBits(word_63, 8u, 8u);
-    let e2: u32 = extractBits(word_63, 16u, 8u);
-    let e3: u32 = (word_63 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 7i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 8i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_8: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_8.x & 0xffu);
-    let c1: u32 = extractBits(words_8.x, 8u, 8u);
-    let c2: u32 = extractBits(words_8.x, 16u, 8u);
-    let c3: u32 = (words_8.x >> 24u);
-    let c4: u32 = (words_8.y & 0xffu);
-    let c5: u32 = extractBits(words_8.y, 8u, 8u);
-    let c6: u32 = extractBits(words_8.y, 16u, 8u);
-    let c7: u32 = (words_8.y >> 24u);
-    let c8: u32 = (words_8.z & 0xffu);
-    let c9: u32 = extractBits(words_8.z, 8u, 8u);
-    let c10: u32 = extractBits(words_8.z, 16u, 8u);
-    let c11: u32 = (words_8.z >> 24u);
-    let c12: u32 = (words_8.w & 0xffu);
-    let c13: u32 = extractBits(words_8.w, 8u, 8u);
-    let c14: u32 = extractBits(words_8.w, 16u, 8u);
-    let c15: u32 = (words_8.w >> 24u);
-    let word_64: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_65: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_64 >> 2u][(word_64 & 3u)];
-    let a0: u32 = (word_65 & 0xffu);
-    let a1: u32 = extractBits(word_65, 8u, 8u);
-    let a2: u32 = extractBits(word_65, 16u, 8u);
-    let a3: u32 = (word_65 >> 24u);
-    let word_66: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_67: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_66 >> 2u][(word_66 & 3u)];
-    let b0: u32 = (word_67 & 0xffu);
-    let b1: u32 = extractBits(word_67, 8u, 8u);
-    let b2: u32 = extractBits(word_67, 16u, 8u);
-    let b3: u32 = (word_67 >> 24u);
-    let word_68: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_69: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_68 >> 2u][(word_68 & 3u)];
-    let d0: u32 = (word_69 & 0xffu);
-    let d1: u32 = extractBits(word_69, 8u, 8u);
-    let d2: u32 = extractBits(word_69, 16u, 8u);
-    let d3: u32 = (word_69 >> 24u);
-    let word_70: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_71: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_70 >> 2u][(word_70 & 3u)];
-    let e0: u32 = (word_71 & 0xffu);
-    let e1: u32 = extractBits(word_71, 8u, 8u);
-    let e2: u32 = extractBits(word_71, 16u, 8u);
-    let e3: u32 = (word_71 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 8i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 9i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_9: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_9.x & 0xffu);
-    let c1: u32 = extractBits(words_9.x, 8u, 8u);
-    let c2: u32 = extractBits(words_9.x, 16u, 8u);
-    let c3: u32 = (words_9.x >> 24u);
-    let c4: u32 = (words_9.y & 0xffu);
-    let c5: u32 = extractBits(words_9.y, 8u, 8u);
-    let c6: u32 = extractBits(words_9.y, 16u, 8u);
-    let c7: u32 = (words_9.y >> 24u);
-    let c8: u32 = (words_9.z & 0xffu);
-    let c9: u32 = extractBits(words_9.z, 8u, 8u);
-    let c10: u32 = extractBits(words_9.z, 16u, 8u);
-    let c11: u32 = (words_9.z >> 24u);
-    let c12: u32 = (words_9.w & 0xffu);
-    let c13: u32 = extractBits(words_9.w, 8u, 8u);
-    let c14: u32 = extractBits(words_9.w, 16u, 8u);
-    let c15: u32 = (words_9.w >> 24u);
-    let word_72: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_73: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_72 >> 2u][(word_72 & 3u)];
-    let a0: u32 = (word_73 & 0xffu);
-    let a1: u32 = extractBits(word_73, 8u, 8u);
-    let a2: u32 = extractBits(word_73, 16u, 8u);
-    let a3: u32 = (word_73 >> 24u);
-    let word_74: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_75: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_74 >> 2u][(word_74 & 3u)];
-    let b0: u32 = (word_75 & 0xffu);
-    let b1: u32 = extractBits(word_75, 8u, 8u);
-    let b2: u32 = extractBits(word_75, 16u, 8u);
-    let b3: u32 = (word_75 >> 24u);
-    let word_76: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_77: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_76 >> 2u][(word_76 & 3u)];
-    let d0: u32 = (word_77 & 0xffu);
-    let d1: u32 = extractBits(word_77, 8u, 8u);
-    let d2: u32 = extractBits(word_77, 16u, 8u);
-    let d3: u32 = (word_77 >> 24u);
-    let word_78: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_79: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_78 >> 2u][(word_78 & 3u)];
-    let e0: u32 = (word_79 & 0xffu);
-    let e1: u32 = extractBits(word_79, 8u, 8u);
-    let e2: u32 = extractBits(word_79, 16u, 8u);
-    let e3: u32 = (word_79 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 9i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 10i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_10: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_10.x & 0xffu);
-    let c1: u32 = extractBits(words_10.x, 8u, 8u);
-    let c2: u32 = extractBits(words_10.x, 16u, 8u);
-    let c3: u32 = (words_10.x >> 24u);
-    let c4: u32 = (words_10.y & 0xffu);
-    let c5: u32 = extractBits(words_10.y, 8u, 8u);
-    let c6: u32 = extractBits(words_10.y, 16u, 8u);
-    let c7: u32 = (words_10.y >> 24u);
-    let c8: u32 = (words_10.z & 0xffu);
-    let c9: u32 = extractBits(words_10.z, 8u, 8u);
-    let c10: u32 = extractBits(words_10.z, 16u, 8u);
-    let c11: u32 = (words_10.z >> 24u);
-    let c12: u32 = (words_10.w & 0xffu);
-    let c13: u32 = extractBits(words_10.w, 8u, 8u);
-    let c14: u32 = extractBits(words_10.w, 16u, 8u);
-    let c15: u32 = (words_10.w >> 24u);
-    let word_80: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_81: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_80 >> 2u][(word_80 & 3u)];
-    let a0: u32 = (word_81 & 0xffu);
-    let a1: u32 = extractBits(word_81, 8u, 8u);
-    let a2: u32 = extractBits(word_81, 16u, 8u);
-    let a3: u32 = (word_81 >> 24u);
-    let word_82: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_83: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_82 >> 2u][(word_82 & 3u)];
-    let b0: u32 = (word_83 & 0xffu);
-    let b1: u32 = extractBits(word_83, 8u, 8u);
-    let b2: u32 = extractBits(word_83, 16u, 8u);
-    let b3: u32 = (word_83 >> 24u);
-    let word_84: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_85: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_84 >> 2u][(word_84 & 3u)];
-    let d0: u32 = (word_85 & 0xffu);
-    let d1: u32 = extractBits(word_85, 8u, 8u);
-    let d2: u32 = extractBits(word_85, 16u, 8u);
-    let d3: u32 = (word_85 >> 24u);
-    let word_86: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_87: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_86 >> 2u][(word_86 & 3u)];
-    let e0: u32 = (word_87 & 0xffu);
-    let e1: u32 = extractBits(word_87, 8u, 8u);
-    let e2: u32 = extractBits(word_87, 16u, 8u);
-    let e3: u32 = (word_87 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 10i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 11i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_11: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_11.x & 0xffu);
-    let c1: u32 = extractBits(words_11.x, 8u, 8u);
-    let c2: u32 = extractBits(words_11.x, 16u, 8u);
-    let c3: u32 = (words_11.x >> 24u);
-    let c4: u32 = (words_11.y & 0xffu);
-    let c5: u32 = extractBits(words_11.y, 8u, 8u);
-    let c6: u32 = extractBits(words_11.y, 16u, 8u);
-    let c7: u32 = (words_11.y >> 24u);
-    let c8: u32 = (words_11.z & 0xffu);
-    let c9: u32 = extractBits(words_11.z, 8u, 8u);
-    let c10: u32 = extractBits(words_11.z, 16u, 8u);
-    let c11: u32 = (words_11.z >> 24u);
-    let c12: u32 = (words_11.w & 0xffu);
-    let c13: u32 = extractBits(words_11.w, 8u, 8u);
-    let c14: u32 = extractBits(words_11.w, 16u, 8u);
-    let c15: u32 = (words_11.w >> 24u);
-    let word_88: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_89: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_88 >> 2u][(word_88 & 3u)];
-    let a0: u32 = (word_89 & 0xffu);
-    let a1: u32 = extractBits(word_89, 8u, 8u);
-    let a2: u32 = extractBits(word_89, 16u, 8u);
-    let a3: u32 = (word_89 >> 24u);
-    let word_90: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_91: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_90 >> 2u][(word_90 & 3u)];
-    let b0: u32 = (word_91 & 0xffu);
-    let b1: u32 = extractBits(word_91, 8u, 8u);
-    let b2: u32 = extractBits(word_91, 16u, 8u);
-    let b3: u32 = (word_91 >> 24u);
-    let word_92: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_93: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_92 >> 2u][(word_92 & 3u)];
-    let d0: u32 = (word_93 & 0xffu);
-    let d1: u32 = extractBits(word_93, 8u, 8u);
-    let d2: u32 = extractBits(word_93, 16u, 8u);
-    let d3: u32 = (word_93 >> 24u);
-    let word_94: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_95: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_94 >> 2u][(word_94 & 3u)];
-    let e0: u32 = (word_95 & 0xffu);
-    let e1: u32 = extractBits(word_95, 8u, 8u);
-    let e2: u32 = extractBits(word_95, 16u, 8u);
-    let e3: u32 = (word_95 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 11i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 12i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_12: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_12.x & 0xffu);
-    let c1: u32 = extractBits(words_12.x, 8u, 8u);
-    let c2: u32 = extractBits(words_12.x, 16u, 8u);
-    let c3: u32 = (words_12.x >> 24u);
-    let c4: u32 = (words_12.y & 0xffu);
-    let c5: u32 = extractBits(words_12.y, 8u, 8u);
-    let c6: u32 = extractBits(words_12.y, 16u, 8u);
-    let c7: u32 = (words_12.y >> 24u);
-    let c8: u32 = (words_12.z & 0xffu);
-    let c9: u32 = extractBits(words_12.z, 8u, 8u);
-    let c10: u32 = extractBits(words_12.z, 16u, 8u);
-    let c11: u32 = (words_12.z >> 24u);
-    let c12: u32 = (words_12.w & 0xffu);
-    let c13: u32 = extractBits(words_12.w, 8u, 8u);
-    let c14: u32 = extractBits(words_12.w, 16u, 8u);
-    let c15: u32 = (words_12.w >> 24u);
-    let word_96: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_97: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_96 >> 2u][(word_96 & 3u)];
-    let a0: u32 = (word_97 & 0xffu);
-    let a1: u32 = extractBits(word_97, 8u, 8u);
-    let a2: u32 = extractBits(word_97, 16u, 8u);
-    let a3: u32 = (word_97 >> 24u);
-    let word_98: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_99: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_98 >> 2u][(word_98 & 3u)];
-    let b0: u32 = (word_99 & 0xffu);
-    let b1: u32 = extractBits(word_99, 8u, 8u);
-    let b2: u32 = extractBits(word_99, 16u, 8u);
-    let b3: u32 = (word_99 >> 24u);
-    let word_100: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_101: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_100 >> 2u][(word_100 & 3u)];
-    let d0: u32 = (word_101 & 0xffu);
-    let d1: u32 = extractBits(word_101, 8u, 8u);
-    let d2: u32 = extractBits(word_101, 16u, 8u);
-    let d3: u32 = (word_101 >> 24u);
-    let word_102: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_103: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_102 >> 2u][(word_102 & 3u)];
-    let e0: u32 = (word_103 & 0xffu);
-    let e1: u32 = extractBits(word_103, 8u, 8u);
-    let e2: u32 = extractBits(word_103, 16u, 8u);
-    let e3: u32 = (word_103 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 12i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 13i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_13: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_13.x & 0xffu);
-    let c1: u32 = extractBits(words_13.x, 8u, 8u);
-    let c2: u32 = extractBits(words_13.x, 16u, 8u);
-    let c3: u32 = (words_13.x >> 24u);
-    let c4: u32 = (words_13.y & 0xffu);
-    let c5: u32 = extractBits(words_13.y, 8u, 8u);
-    let c6: u32 = extractBits(words_13.y, 16u, 8u);
-    let c7: u32 = (words_13.y >> 24u);
-    let c8: u32 = (words_13.z & 0xffu);
-    let c9: u32 = extractBits(words_13.z, 8u, 8u);
-    let c10: u32 = extractBits(words_13.z, 16u, 8u);
-    let c11: u32 = (words_13.z >> 24u);
-    let c12: u32 = (words_13.w & 0xffu);
-    let c13: u32 = extractBits(words_13.w, 8u, 8u);
-    let c14: u32 = extractBits(words_13.w, 16u, 8u);
-    let c15: u32 = (words_13.w >> 24u);
-    let word_104: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_105: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_104 >> 2u][(word_104 & 3u)];
-    let a0: u32 = (word_105 & 0xffu);
-    let a1: u32 = extractBits(word_105, 8u, 8u);
-    let a2: u32 = extractBits(word_105, 16u, 8u);
-    let a3: u32 = (word_105 >> 24u);
-    let word_106: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_107: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_106 >> 2u][(word_106 & 3u)];
-    let b0: u32 = (word_107 & 0xffu);
-    let b1: u32 = extractBits(word_107, 8u, 8u);
-    let b2: u32 = extractBits(word_107, 16u, 8u);
-    let b3: u32 = (word_107 >> 24u);
-    let word_108: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_109: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_108 >> 2u][(word_108 & 3u)];
-    let d0: u32 = (word_109 & 0xffu);
-    let d1: u32 = extractBits(word_109, 8u, 8u);
-    let d2: u32 = extractBits(word_109, 16u, 8u);
-    let d3: u32 = (word_109 >> 24u);
-    let word_110: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_111: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_110 >> 2u][(word_110 & 3u)];
-    let e0: u32 = (word_111 & 0xffu);
-    let e1: u32 = extractBits(word_111, 8u, 8u);
-    let e2: u32 = extractBits(word_111, 16u, 8u);
-    let e3: u32 = (word_111 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 13i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 14i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_14: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_14.x & 0xffu);
-    let c1: u32 = extractBits(words_14.x, 8u, 8u);
-    let c2: u32 = extractBits(words_14.x, 16u, 8u);
-    let c3: u32 = (words_14.x >> 24u);
-    let c4: u32 = (words_14.y & 0xffu);
-    let c5: u32 = extractBits(words_14.y, 8u, 8u);
-    let c6: u32 = extractBits(words_14.y, 16u, 8u);
-    let c7: u32 = (words_14.y >> 24u);
-    let c8: u32 = (words_14.z & 0xffu);
-    let c9: u32 = extractBits(words_14.z, 8u, 8u);
-    let c10: u32 = extractBits(words_14.z, 16u, 8u);
-    let c11: u32 = (words_14.z >> 24u);
-    let c12: u32 = (words_14.w & 0xffu);
-    let c13: u32 = extractBits(words_14.w, 8u, 8u);
-    let c14: u32 = extractBits(words_14.w, 16u, 8u);
-    let c15: u32 = (words_14.w >> 24u);
-    let word_112: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_113: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_112 >> 2u][(word_112 & 3u)];
-    let a0: u32 = (word_113 & 0xffu);
-    let a1: u32 = extractBits(word_113, 8u, 8u);
-    let a2: u32 = extractBits(word_113, 16u, 8u);
-    let a3: u32 = (word_113 >> 24u);
-    let word_114: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_115: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_114 >> 2u][(word_114 & 3u)];
-    let b0: u32 = (word_115 & 0xffu);
-    let b1: u32 = extractBits(word_115, 8u, 8u);
-    let b2: u32 = extractBits(word_115, 16u, 8u);
-    let b3: u32 = (word_115 >> 24u);
-    let word_116: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_117: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_116 >> 2u][(word_116 & 3u)];
-    let d0: u32 = (word_117 & 0xffu);
-    let d1: u32 = extractBits(word_117, 8u, 8u);
-    let d2: u32 = extractBits(word_117, 16u, 8u);
-    let d3: u32 = (word_117 >> 24u);
-    let word_118: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_119: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_118 >> 2u][(word_118 & 3u)];
-    let e0: u32 = (word_119 & 0xffu);
-    let e1: u32 = extractBits(word_119, 8u, 8u);
-    let e2: u32 = extractBits(word_119, 16u, 8u);
-    let e3: u32 = (word_119 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 14i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 15i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_15: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_15.x & 0xffu);
-    let c1: u32 = extractBits(words_15.x, 8u, 8u);
-    let c2: u32 = extractBits(words_15.x, 16u, 8u);
-    let c3: u32 = (words_15.x >> 24u);
-    let c4: u32 = (words_15.y & 0xffu);
-    let c5: u32 = extractBits(words_15.y, 8u, 8u);
-    let c6: u32 = extractBits(words_15.y, 16u, 8u);
-    let c7: u32 = (words_15.y >> 24u);
-    let c8: u32 = (words_15.z & 0xffu);
-    let c9: u32 = extractBits(words_15.z, 8u, 8u);
-    let c10: u32 = extractBits(words_15.z, 16u, 8u);
-    let c11: u32 = (words_15.z >> 24u);
-    let c12: u32 = (words_15.w & 0xffu);
-    let c13: u32 = extractBits(words_15.w, 8u, 8u);
-    let c14: u32 = extractBits(words_15.w, 16u, 8u);
-    let c15: u32 = (words_15.w >> 24u);
-    let word_120: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_121: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_120 >> 2u][(word_120 & 3u)];
-    let a0: u32 = (word_121 & 0xffu);
-    let a1: u32 = extractBits(word_121, 8u, 8u);
-    let a2: u32 = extractBits(word_121, 16u, 8u);
-    let a3: u32 = (word_121 >> 24u);
-    let word_122: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_123: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_122 >> 2u][(word_122 & 3u)];
-    let b0: u32 = (word_123 & 0xffu);
-    let b1: u32 = extractBits(word_123, 8u, 8u);
-    let b2: u32 = extractBits(word_123, 16u, 8u);
-    let b3: u32 = (word_123 >> 24u);
-    let word_124: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_125: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_124 >> 2u][(word_124 & 3u)];
-    let d0: u32 = (word_125 & 0xffu);
-    let d1: u32 = extractBits(word_125, 8u, 8u);
-    let d2: u32 = extractBits(word_125, 16u, 8u);
-    let d3: u32 = (word_125 >> 24u);
-    let word_126: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_127: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_126 >> 2u][(word_126 & 3u)];
-    let e0: u32 = (word_127 & 0xffu);
-    let e1: u32 = extractBits(word_127, 8u, 8u);
-    let e2: u32 = extractBits(word_127, 16u, 8u);
-    let e3: u32 = (word_127 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 15i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 16i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_16: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_16.x & 0xffu);
-    let c1: u32 = extractBits(words_16.x, 8u, 8u);
-    let c2: u32 = extractBits(words_16.x, 16u, 8u);
-    let c3: u32 = (words_16.x >> 24u);
-    let c4: u32 = (words_16.y & 0xffu);
-    let c5: u32 = extractBits(words_16.y, 8u, 8u);
-    let c6: u32 = extractBits(words_16.y, 16u, 8u);
-    let c7: u32 = (words_16.y >> 24u);
-    let c8: u32 = (words_16.z & 0xffu);
-    let c9: u32 = extractBits(words_16.z, 8u, 8u);
-    let c10: u32 = extractBits(words_16.z, 16u, 8u);
-    let c11: u32 = (words_16.z >> 24u);
-    let c12: u32 = (words_16.w & 0xffu);
-    let c13: u32 = extractBits(words_16.w, 8u, 8u);
-    let c14: u32 = extractBits(words_16.w, 16u, 8u);
-    let c15: u32 = (words_16.w >> 24u);
-    let word_128: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_129: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_128 >> 2u][(word_128 & 3u)];
-    let a0: u32 = (word_129 & 0xffu);
-    let a1: u32 = extractBits(word_129, 8u, 8u);
-    let a2: u32 = extractBits(word_129, 16u, 8u);
-    let a3: u32 = (word_129 >> 24u);
-    let word_130: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_131: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_130 >> 2u][(word_130 & 3u)];
-    let b0: u32 = (word_131 & 0xffu);
-    let b1: u32 = extractBits(word_131, 8u, 8u);
-    let b2: u32 = extractBits(word_131, 16u, 8u);
-    let b3: u32 = (word_131 >> 24u);
-    let word_132: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_133: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_132 >> 2u][(word_132 & 3u)];
-    let d0: u32 = (word_133 & 0xffu);
-    let d1: u32 = extractBits(word_133, 8u, 8u);
-    let d2: u32 = extractBits(word_133, 16u, 8u);
-    let d3: u32 = (word_133 >> 24u);
-    let word_134: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_135: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_134 >> 2u][(word_134 & 3u)];
-    let e0: u32 = (word_135 & 0xffu);
-    let e1: u32 = extractBits(word_135, 8u, 8u);
-    let e2: u32 = extractBits(word_135, 16u, 8u);
-    let e3: u32 = (word_135 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 16i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 17i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_17: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_17.x & 0xffu);
-    let c1: u32 = extractBits(words_17.x, 8u, 8u);
-    let c2: u32 = extractBits(words_17.x, 16u, 8u);
-    let c3: u32 = (words_17.x >> 24u);
-    let c4: u32 = (words_17.y & 0xffu);
-    let c5: u32 = extractBits(words_17.y, 8u, 8u);
-    let c6: u32 = extractBits(words_17.y, 16u, 8u);
-    let c7: u32 = (words_17.y >> 24u);
-    let c8: u32 = (words_17.z & 0xffu);
-    let c9: u32 = extractBits(words_17.z, 8u, 8u);
-    let c10: u32 = extractBits(words_17.z, 16u, 8u);
-    let c11: u32 = (words_17.z >> 24u);
-    let c12: u32 = (words_17.w & 0xffu);
-    let c13: u32 = extractBits(words_17.w, 8u, 8u);
-    let c14: u32 = extractBits(words_17.w, 16u, 8u);
-    let c15: u32 = (words_17.w >> 24u);
-    let word_136: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_137: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_136 >> 2u][(word_136 & 3u)];
-    let a0: u32 = (word_137 & 0xffu);
-    let a1: u32 = extractBits(word_137, 8u, 8u);
-    let a2: u32 = extractBits(word_137, 16u, 8u);
-    let a3: u32 = (word_137 >> 24u);
-    let word_138: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_139: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_138 >> 2u][(word_138 & 3u)];
-    let b0: u32 = (word_139 & 0xffu);
-    let b1: u32 = extractBits(word_139, 8u, 8u);
-    let b2: u32 = extractBits(word_139, 16u, 8u);
-    let b3: u32 = (word_139 >> 24u);
-    let word_140: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_141: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_140 >> 2u][(word_140 & 3u)];
-    let d0: u32 = (word_141 & 0xffu);
-    let d1: u32 = extractBits(word_141, 8u, 8u);
-    let d2: u32 = extractBits(word_141, 16u, 8u);
-    let d3: u32 = (word_141 >> 24u);
-    let word_142: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_143: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_142 >> 2u][(word_142 & 3u)];
-    let e0: u32 = (word_143 & 0xffu);
-    let e1: u32 = extractBits(word_143, 8u, 8u);
-    let e2: u32 = extractBits(word_143, 16u, 8u);
-    let e3: u32 = (word_143 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 17i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 18i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_18: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_18.x & 0xffu);
-    let c1: u32 = extractBits(words_18.x, 8u, 8u);
-    let c2: u32 = extractBits(words_18.x, 16u, 8u);
-    let c3: u32 = (words_18.x >> 24u);
-    let c4: u32 = (words_18.y & 0xffu);
-    let c5: u32 = extractBits(words_18.y, 8u, 8u);
-    let c6: u32 = extractBits(words_18.y, 16u, 8u);
-    let c7: u32 = (words_18.y >> 24u);
-    let c8: u32 = (words_18.z & 0xffu);
-    let c9: u32 = extractBits(words_18.z, 8u, 8u);
-    let c10: u32 = extractBits(words_18.z, 16u, 8u);
-    let c11: u32 = (words_18.z >> 24u);
-    let c12: u32 = (words_18.w & 0xffu);
-    let c13: u32 = extractBits(words_18.w, 8u, 8u);
-    let c14: u32 = extractBits(words_18.w, 16u, 8u);
-    let c15: u32 = (words_18.w >> 24u);
-    let word_144: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_145: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_144 >> 2u][(word_144 & 3u)];
-    let a0: u32 = (word_145 & 0xffu);
-    let a1: u32 = extractBits(word_145, 8u, 8u);
-    let a2: u32 = extractBits(word_145, 16u, 8u);
-    let a3: u32 = (word_145 >> 24u);
-    let word_146: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_147: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_146 >> 2u][(word_146 & 3u)];
-    let b0: u32 = (word_147 & 0xffu);
-    let b1: u32 = extractBits(word_147, 8u, 8u);
-    let b2: u32 = extractBits(word_147, 16u, 8u);
-    let b3: u32 = (word_147 >> 24u);
-    let word_148: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_149: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_148 >> 2u][(word_148 & 3u)];
-    let d0: u32 = (word_149 & 0xffu);
-    let d1: u32 = extractBits(word_149, 8u, 8u);
-    let d2: u32 = extractBits(word_149, 16u, 8u);
-    let d3: u32 = (word_149 >> 24u);
-    let word_150: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_151: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_150 >> 2u][(word_150 & 3u)];
-    let e0: u32 = (word_151 & 0xffu);
-    let e1: u32 = extractBits(word_151, 8u, 8u);
-    let e2: u32 = extractBits(word_151, 16u, 8u);
-    let e3: u32 = (word_151 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 18i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
-    }
-  }
-  {
-    let y: i32 = min(max(firstRow + 19i - 2i, 0i), height - 1i);
-    let rowStart: i32 = y * width;
-    let words_19: vec4<u32> = blurRgba8Cascade_THREADS_64_STRIP_16_image[u32((rowStart + x) * 4i) / 16u];
-    let c0: u32 = (words_19.x & 0xffu);
-    let c1: u32 = extractBits(words_19.x, 8u, 8u);
-    let c2: u32 = extractBits(words_19.x, 16u, 8u);
-    let c3: u32 = (words_19.x >> 24u);
-    let c4: u32 = (words_19.y & 0xffu);
-    let c5: u32 = extractBits(words_19.y, 8u, 8u);
-    let c6: u32 = extractBits(words_19.y, 16u, 8u);
-    let c7: u32 = (words_19.y >> 24u);
-    let c8: u32 = (words_19.z & 0xffu);
-    let c9: u32 = extractBits(words_19.z, 8u, 8u);
-    let c10: u32 = extractBits(words_19.z, 16u, 8u);
-    let c11: u32 = (words_19.z >> 24u);
-    let c12: u32 = (words_19.w & 0xffu);
-    let c13: u32 = extractBits(words_19.w, 8u, 8u);
-    let c14: u32 = extractBits(words_19.w, 16u, 8u);
-    let c15: u32 = (words_19.w >> 24u);
-    let word_152: u32 = u32((rowStart + xm2) * 4i) >> 2u;
-    let word_153: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_152 >> 2u][(word_152 & 3u)];
-    let a0: u32 = (word_153 & 0xffu);
-    let a1: u32 = extractBits(word_153, 8u, 8u);
-    let a2: u32 = extractBits(word_153, 16u, 8u);
-    let a3: u32 = (word_153 >> 24u);
-    let word_154: u32 = u32((rowStart + xm1) * 4i) >> 2u;
-    let word_155: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_154 >> 2u][(word_154 & 3u)];
-    let b0: u32 = (word_155 & 0xffu);
-    let b1: u32 = extractBits(word_155, 8u, 8u);
-    let b2: u32 = extractBits(word_155, 16u, 8u);
-    let b3: u32 = (word_155 >> 24u);
-    let word_156: u32 = u32((rowStart + xp4) * 4i) >> 2u;
-    let word_157: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_156 >> 2u][(word_156 & 3u)];
-    let d0: u32 = (word_157 & 0xffu);
-    let d1: u32 = extractBits(word_157, 8u, 8u);
-    let d2: u32 = extractBits(word_157, 16u, 8u);
-    let d3: u32 = (word_157 >> 24u);
-    let word_158: u32 = u32((rowStart + xp5) * 4i) >> 2u;
-    let word_159: u32 = blurRgba8Cascade_THREADS_64_STRIP_16_image[word_158 >> 2u][(word_158 & 3u)];
-    let e0: u32 = (word_159 & 0xffu);
-    let e1: u32 = extractBits(word_159, 8u, 8u);
-    let e2: u32 = extractBits(word_159, 16u, 8u);
-    let e3: u32 = (word_159 >> 24u);
-    let m2a: u32 = pair(a0, a2);
-    let m2b: u32 = pair(a1, a3);
-    let m1a: u32 = pair(b0, b2);
-    let m1b: u32 = pair(b1, b3);
-    let p0a: u32 = pair(c0, c2);
-    let p0b: u32 = pair(c1, c3);
-    let p1a: u32 = pair(c4, c6);
-    let p1b: u32 = pair(c5, c7);
-    let p2a: u32 = pair(c8, c10);
-    let p2b: u32 = pair(c9, c11);
-    let p3a: u32 = pair(c12, c14);
-    let p3b: u32 = pair(c13, c15);
-    let p4a: u32 = pair(d0, d2);
-    let p4b: u32 = pair(d1, d3);
-    let p5a: u32 = pair(e0, e2);
-    let p5b: u32 = pair(e1, e3);
-    sums[0i] = taps(m2a, m1a, p0a, p1a, p2a);
-    sums[1i] = taps(m2b, m1b, p0b, p1b, p2b);
-    sums[2i] = taps(m1a, p0a, p1a, p2a, p3a);
-    sums[3i] = taps(m1b, p0b, p1b, p2b, p3b);
-    sums[4i] = taps(p0a, p1a, p2a, p3a, p4a);
-    sums[5i] = taps(p0b, p1b, p2b, p3b, p4b);
-    sums[6i] = taps(p1a, p2a, p3a, p4a, p5a);
-    sums[7i] = taps(p1b, p2b, p3b, p4b, p5b);
-    {
-      let s11: u32 = sums[0i] + last1[0i];
-      let s121: u32 = s11 + last11[0i];
-      let s1331: u32 = s121 + last121[0i];
-      blurred[0i] = s1331 + last1331[0i];
-      last1[0i] = sums[0i];
-      last11[0i] = s11;
-      last121[0i] = s121;
-      last1331[0i] = s1331;
-    }
-    {
-      let s11: u32 = sums[1i] + last1[1i];
-      let s121: u32 = s11 + last11[1i];
-      let s1331: u32 = s121 + last121[1i];
-      blurred[1i] = s1331 + last1331[1i];
-      last1[1i] = sums[1i];
-      last11[1i] = s11;
-      last121[1i] = s121;
-      last1331[1i] = s1331;
-    }
-    {
-      let s11: u32 = sums[2i] + last1[2i];
-      let s121: u32 = s11 + last11[2i];
-      let s1331: u32 = s121 + last121[2i];
-      blurred[2i] = s1331 + last1331[2i];
-      last1[2i] = sums[2i];
-      last11[2i] = s11;
-      last121[2i] = s121;
-      last1331[2i] = s1331;
-    }
-    {
-      let s11: u32 = sums[3i] + last1[3i];
-      let s121: u32 = s11 + last11[3i];
-      let s1331: u32 = s121 + last121[3i];
-      blurred[3i] = s1331 + last1331[3i];
-      last1[3i] = sums[3i];
-      last11[3i] = s11;
-      last121[3i] = s121;
-      last1331[3i] = s1331;
-    }
-    {
-      let s11: u32 = sums[4i] + last1[4i];
-      let s121: u32 = s11 + last11[4i];
-      let s1331: u32 = s121 + last121[4i];
-      blurred[4i] = s1331 + last1331[4i];
-      last1[4i] = sums[4i];
-      last11[4i] = s11;
-      last121[4i] = s121;
-      last1331[4i] = s1331;
-    }
-    {
-      let s11: u32 = sums[5i] + last1[5i];
-      let s121: u32 = s11 + last11[5i];
-      let s1331: u32 = s121 + last121[5i];
-      blurred[5i] = s1331 + last1331[5i];
-      last1[5i] = sums[5i];
-      last11[5i] = s11;
-      last121[5i] = s121;
-      last1331[5i] = s1331;
-    }
-    {
-      let s11: u32 = sums[6i] + last1[6i];
-      let s121: u32 = s11 + last11[6i];
-      let s1331: u32 = s121 + last121[6i];
-      blurred[6i] = s1331 + last1331[6i];
-      last1[6i] = sums[6i];
-      last11[6i] = s11;
-      last121[6i] = s121;
-      last1331[6i] = s1331;
-    }
-    {
-      let s11: u32 = sums[7i] + last1[7i];
-      let s121: u32 = s11 + last11[7i];
-      let s1331: u32 = s121 + last121[7i];
-      blurred[7i] = s1331 + last1331[7i];
-      last1[7i] = sums[7i];
-      last11[7i] = s11;
-      last121[7i] = s121;
-      last1331[7i] = s1331;
-    }
-    let outRow: i32 = firstRow + 19i - 4i;
-    if (outRow < height) {
-      let q0: u32 = rounded(blurred[0i]);
-      let q1: u32 = rounded(blurred[1i]);
-      let q2: u32 = rounded(blurred[2i]);
-      let q3: u32 = rounded(blurred[3i]);
-      let q4: u32 = rounded(blurred[4i]);
-      let q5: u32 = rounded(blurred[5i]);
-      let q6: u32 = rounded(blurred[6i]);
-      let q7: u32 = rounded(blurred[7i]);
-      blurRgba8Cascade_THREADS_64_STRIP_16_out[u32((outRow * width + x) * 4i) / 16u] = vec4<u32>(tsk_pack_u8(q0) | (tsk_pack_u8(q1) << 8u) | (tsk_pack_u8(q0 >> 16u) << 16u) | (tsk_pack_u8(q1 >> 16u) << 24u), tsk_pack_u8(q2) | (tsk_pack_u8(q3) << 8u) | (tsk_pack_u8(q2 >> 16u) << 16u) | (tsk_pack_u8(q3 >> 16u) << 24u), tsk_pack_u8(q4) | (tsk_pack_u8(q5) << 8u) | (tsk_pack_u8(q4 >> 16u) << 16u) | (tsk_pack_u8(q5 >> 16u) << 24u), tsk_pack_u8(q6) | (tsk_pack_u8(q7) << 8u) | (tsk_pack_u8(q6 >> 16u) << 16u) | (tsk_pack_u8(q7 >> 16u) << 24u));
     }
   }
 }
