@@ -7,15 +7,18 @@
  *   |C − A·B| ≤ K·ε·(|A|·|B|)ij
  * (K roundings of a sum whose partial sums are at most (|A|·|B|)ij; first order, as K·ε ≪ 1). Both
  * specializations, the small one also in checked mode (no race between the two shared stages, no read of
- * shared memory before its write, no access out of bounds). bench/hgemm-mma-check.ts holds the GPU to the bound.
+ * shared memory before its write, no access out of bounds). bench/hgemm-mma-check.cu holds the GPU to the bound
+ * (the lead's H100 run); here nvcc must accept it.
  */
 
+import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { bf16Bits, bf16FromBits } from "../compiler/lang/float16.ts";
 import { compileKernelLibrary, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { repoRoot } from "./golden-cases.ts";
+import { compileCuda, nvccAvailable } from "./tools/nvcc.ts";
 
 const file = path.join(repoRoot, "examples", "hgemm-mma.ts");
 const constantsOf = (h: KernelHandle) => h.description.specialization as Record<string, number>;
@@ -75,5 +78,17 @@ describe("hgemm-mma.ts on the CPU backend", () => {
 
   it("128×128 tiles of eight warps: one block, 3 steps of K", async () => {
     await run(kernels.find((h) => constantsOf(h).BM === 128)!, false, [128, 128, 96]);
+  });
+});
+
+describe.skipIf(!nvccAvailable())("bench/hgemm-mma-check.cu", () => {
+  it("the GPU check (the example's golden CUDA and its harness) compiles for sm_90", () => {
+    // compileCuda compiles in a directory of its own: the harness's includes of the golden, made absolute.
+    const golden = path.join(repoRoot, "codegen-tests", "examples", "hgemm-mma");
+    const source = fs.readFileSync(path.join(repoRoot, "bench", "hgemm-mma-check.cu"), "utf8").replaceAll('"../codegen-tests/examples/hgemm-mma/', `"${golden}/`);
+    const result = compileCuda(source, { name: "hgemm-mma-check" });
+    expect(result.errors).toBe("");
+    expect(result.ok).toBe(true);
+    expect(result.functions.filter((f) => f.entry).map((f) => f.name).sort()).toEqual(["_Z9referenceiiiPK13__nv_bfloat16S1_PdS2_Pf", "hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256", "hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128"]);
   });
 });
