@@ -647,12 +647,12 @@ export function loadMatrix(frag: Fragment<"a" | "b", "m16n8k16", "bf16" | "f16">
 
 /**
  * Stores an accumulator's matrix to `array[offset + row * stride + col * colStride]` (colStride 1 when left
- * out, as for loads); every thread of the warp (warpgroup, for the wgmma shapes) together. With the options
+ * out, as for loads; into a bf16 or f16 array each element rounded to nearest even); every thread of the warp (warpgroup, for the wgmma shapes) together. With the options
  * `{ swizzle: 128, boxRows }` instead of the stride, into a shared array of f32, bf16 or f16 in the swizzled box
  * layout that `copyTile` writes and `storeTile` reads (docs/language.md §25), each element rounded to the
  * array's type.
  */
-export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array, offset: i32, stride: i32, colStride?: i32): void;
+export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array | Half16Array, offset: i32, stride: i32, colStride?: i32): void;
 export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array | Half16Array, offset: i32, layout: BoxStore): void;
 export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array | Half16Array, offset: i32, stride: i32 | BoxStore, colStride?: i32): void {
   void [frag, array, offset, stride, colStride];
