@@ -198,6 +198,47 @@ describe("mma m16n8k16 in a kernel on the CPU", () => {
   }
 });
 
+describe("loadMatrix in checked mode", () => {
+  const source = `import { fillFragment, fragment, kernel, loadMatrix, mma, shared, storeFragment, syncThreads, threadIdx, type i32, type ReadonlyBFloat16Array } from "tskernel";
+export const k = kernel({ block: [32], targets: ["cuda", "js"] }, (A: ReadonlyBFloat16Array, D: Float32Array, offset: i32) => {
+  const acc = fragment.accumulator("m16n8k16", "f32", 1);
+  const a = fragment.a("m16n8k16", "bf16", 1);
+  const b = fragment.b("m16n8k16", "bf16", 1);
+  const s = shared.bf16(512);
+  for (let i = threadIdx.x; i < 512; i += 32) {
+    s[i] = A[i];
+  }
+  syncThreads();
+  loadMatrix(a[0], s, offset, 24);
+  loadMatrix(b[0], s, 0, 24);
+  fillFragment(acc[0], 0);
+  mma(acc[0], a[0], b[0]);
+  storeFragment(acc[0], D, 0, 8);
+});
+`;
+  let handle: KernelHandle | undefined;
+  const run = async (offset: number) => {
+    if (!handle) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-ldmatrix-"));
+      fs.writeFileSync(path.join(dir, "kernel.ts"), source);
+      handle = compileKernelLibrary([path.join(dir, "kernel.ts")], ["js"]).kernels[0]!;
+    }
+    const device = new CpuDevice({ checked: true });
+    const A = device.createBuffer("bf16", Uint16Array.from({ length: 512 }, () => bf16Bits(Math.random() * 2 - 1)));
+    const D = device.createBuffer(new Float32Array(128));
+    await device.launch(handle, { grid: [1], args: [A, D, offset] });
+    // A checked launch's fault comes with the next read.
+    await device.read(D);
+  };
+
+  it("a run-time offset on 16 bytes loads; one off 16 bytes is reported at the loadMatrix call, as ldmatrix needs it", async () => {
+    await run(8);
+    const error = await run(4).then(() => undefined, (e: Error) => e);
+    // The row check is the one of a 16-byte vector access (its words), at the loadMatrix call.
+    expect(String(error)).toMatch(/^Error: tskernel: launch #1 of 'k' failed: misaligned-vector-access in 'k' at \S*kernel\.ts:11:3, block \(0, 0, 0\), thread \(0, 0, 0\): a vector access to 's' starts at index 4, which is not a multiple of 8$/);
+  });
+});
+
 describe("mma m16n8k16 errors", () => {
   const errorsOf = (body: string, targets: ("cuda" | "wgsl" | "js")[] = ["cuda", "js"]) =>
     compileSource(

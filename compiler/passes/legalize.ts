@@ -140,6 +140,11 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
         case "matrixLoad":
         case "matrixStore":
           if (stmt.kind === "matrixLoad" && stmt.ldmatrix && options.ldmatrix && !checks) return ldmatrixLoad(stmt);
+          // On the CPU a loadMatrix loads element by element, after a load of the first element of the row ldmatrix
+          // would have this lane name (its value unused), marked with the 16-byte alignment of a split vector
+          // access: checked mode reports a row off 16 bytes at the call. (A checked CUDA build splits it without
+          // one: nvcc warns of the unused local; its element loads are checked all the same.)
+          if (stmt.kind === "matrixLoad" && stmt.ldmatrix && !options.ldmatrix && options.splitMatrixAccesses) return [ldmatrixRowProbe(stmt), splitMatrixAccess(stmt)];
           return options.splitMatrixAccesses ? splitMatrixAccess(stmt) : stmt;
         default:
           return stmt;
@@ -338,6 +343,22 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
  * shared array, offset + row·stride + column·colStride, declared in a local right before the load.
  */
 function ldmatrixLoad(stmt: MatrixLoadStmt): Stmt {
+  const [declarations, laneRow] = ldmatrixRow(stmt);
+  return { kind: "block", body: [...declarations, { ...stmt, ldmatrix: { laneRow } }], span: stmt.span };
+}
+
+/** The first element of the row a lane names to ldmatrix, read into a local nothing reads, with the row's 16-byte alignment for checked mode. */
+function ldmatrixRowProbe(stmt: MatrixLoadStmt): Stmt {
+  const span = stmt.span;
+  const [declarations, laneRow] = ldmatrixRow(stmt);
+  const element = loadType(stmt.source.elementType);
+  const variable: Variable = { kind: "variable", name: "ldmatrixRow", type: element, mutable: false, span };
+  const probe: Stmt = { kind: "declare", variable, init: { kind: "load", type: element, array: stmt.source, indices: [laneRow], alignment: 8, span }, span };
+  return { kind: "block", body: [...declarations, probe], span };
+}
+
+/** The declarations of the lane and of its row's index (laneRow), and that index: ldmatrixLoad's computation. */
+function ldmatrixRow(stmt: MatrixLoadStmt): [Stmt[], Expr] {
   const span = stmt.span;
   const plan = ldmatrixPlan(fragmentLayout(stmt.fragment.array.fragment!), stmt.colStride ? "row" : "col");
   const int = (value: number): Expr => ({ kind: "literal", type: "i32", value, span });
@@ -358,15 +379,13 @@ function ldmatrixLoad(stmt: MatrixLoadStmt): Stmt {
   const columns = stmt.colStride ? bin("mul", axis(1), stmt.colStride) : axis(1);
   const row: Variable = { kind: "variable", name: "laneRow", type: "i32", mutable: false, span };
   const laneRow = foldExpr(bin("add", bin("add", stmt.offset, bin("mul", axis(0), stmt.stride)), columns));
-  return {
-    kind: "block",
-    body: [
+  return [
+    [
       { kind: "declare", variable: lane, init: bin("and", linear, int(31)), span },
       { kind: "declare", variable: row, init: laneRow, span },
-      { ...stmt, ldmatrix: { laneRow: read(row) } },
     ],
-    span,
-  };
+    read(row),
+  ];
 }
 
 /** An accumulator element as the target array holds it: rounded to a 16-bit float type (to nearest even), or as is. */

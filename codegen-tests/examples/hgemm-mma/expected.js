@@ -274,8 +274,13 @@ export function hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256(args, block
               for (let i = 0; i < 4; i = (i + 1) | 0) {
                 {
                   const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                  const laneGroup = lane >> 2;
-                  const lanePlace = lane & 3;
+                  const laneRow = (((((((aTile + imul(imul(i, 16), 40)) | 0) + kk) | 0) + imul(((((0 + imul(((lane >> 3) & 1), 8)) | 0) + (lane & 7)) | 0), 40)) | 0) + ((0 + imul(((lane >> 4) & 1), 8)) | 0)) | 0;
+                  const ldmatrixRow = bf16Decode(As[laneRow]);
+                }
+                {
+                  const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup = lane_1 >> 2;
+                  const lanePlace = lane_1 & 3;
                   const element = (((((((aTile + imul(imul(i, 16), 40)) | 0) + kk) | 0) + imul(laneGroup, 40)) | 0) + imul(lanePlace, 2)) | 0;
                   a[t * 32 + imul(i, 8)] = fround(bf16Decode(As[element]));
                   a[t * 32 + ((imul(i, 8) + 1) | 0)] = fround(bf16Decode(As[((element + 1) | 0)]));
@@ -289,9 +294,14 @@ export function hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256(args, block
               }
               for (let j = 0; j < 4; j = (j + 1) | 0) {
                 {
-                  const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                  const laneGroup_1 = lane_1 >> 2;
-                  const lanePlace_1 = lane_1 & 3;
+                  const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneRow_1 = (((((((bTile + imul(kk, 136)) | 0) + imul(j, 8)) | 0) + imul(((((0 + imul(((lane_2 >> 3) & 1), 8)) | 0) + (lane_2 & 7)) | 0), 136)) | 0) + 0) | 0;
+                  const ldmatrixRow_1 = bf16Decode(Bs[laneRow_1]);
+                }
+                {
+                  const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_1 = lane_3 >> 2;
+                  const lanePlace_1 = lane_3 & 3;
                   const element_1 = (((((((bTile + imul(kk, 136)) | 0) + imul(j, 8)) | 0) + imul(imul(lanePlace_1, 2), 136)) | 0) + laneGroup_1) | 0;
                   b[t * 16 + imul(j, 4)] = fround(bf16Decode(Bs[element_1]));
                   b[t * 16 + ((imul(j, 4) + 1) | 0)] = fround(bf16Decode(Bs[((element_1 + 136) | 0)]));
@@ -331,9 +341,9 @@ export function hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256(args, block
     for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
       for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
         {
-          const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-          const laneGroup_2 = lane_2 >> 2;
-          const lanePlace_2 = lane_2 & 3;
+          const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+          const laneGroup_2 = lane_4 >> 2;
+          const lanePlace_2 = lane_4 & 3;
           const element_2 = (((((((((imul(((((aRows + imul(warpRow, 64)) | 0) + imul(i_2, 16)) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + imul(j_2, 8)) | 0) + imul(laneGroup_2, N)) | 0) + imul(lanePlace_2, 2)) | 0;
           C[element_2] = acc[t * 64 + imul(((imul(i_2, 4) + j_2) | 0), 4)];
           C[((element_2 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_2, 4) + j_2) | 0), 4) + 1) | 0)];
@@ -459,8 +469,13 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
               let bTile = bTile_slots[t];
               {
                 const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup = lane >> 2;
-                const lanePlace = lane & 3;
+                const laneRow = (((((((aTile + 0) | 0) + kk) | 0) + imul(((((0 + imul(((lane >> 3) & 1), 8)) | 0) + (lane & 7)) | 0), 24)) | 0) + ((0 + imul(((lane >> 4) & 1), 8)) | 0)) | 0;
+                const ldmatrixRow = bf16Decode(As[laneRow]);
+              }
+              {
+                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup = lane_1 >> 2;
+                const lanePlace = lane_1 & 3;
                 const element = (((((((aTile + 0) | 0) + kk) | 0) + imul(laneGroup, 24)) | 0) + imul(lanePlace, 2)) | 0;
                 a[t * 8 + 0] = fround(bf16Decode(As[element]));
                 a[t * 8 + 1] = fround(bf16Decode(As[((element + 1) | 0)]));
@@ -472,9 +487,14 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
                 a[t * 8 + 7] = fround(bf16Decode(As[((((element + 192) | 0) + 9) | 0)]));
               }
               {
-                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup_1 = lane_1 >> 2;
-                const lanePlace_1 = lane_1 & 3;
+                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneRow_1 = (((((((bTile + imul(kk, 40)) | 0) + 0) | 0) + imul(((((0 + imul(((lane_2 >> 3) & 1), 8)) | 0) + (lane_2 & 7)) | 0), 40)) | 0) + 0) | 0;
+                const ldmatrixRow_1 = bf16Decode(Bs[laneRow_1]);
+              }
+              {
+                const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup_1 = lane_3 >> 2;
+                const lanePlace_1 = lane_3 & 3;
                 const element_1 = (((((((bTile + imul(kk, 40)) | 0) + 0) | 0) + imul(imul(lanePlace_1, 2), 40)) | 0) + laneGroup_1) | 0;
                 b[t * 8 + 0] = fround(bf16Decode(Bs[element_1]));
                 b[t * 8 + 1] = fround(bf16Decode(Bs[((element_1 + 40) | 0)]));
@@ -482,9 +502,14 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
                 b[t * 8 + 3] = fround(bf16Decode(Bs[((element_1 + 360) | 0)]));
               }
               {
-                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                const laneGroup_2 = lane_2 >> 2;
-                const lanePlace_2 = lane_2 & 3;
+                const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneRow_2 = (((((((bTile + imul(kk, 40)) | 0) + 8) | 0) + imul(((((0 + imul(((lane_4 >> 3) & 1), 8)) | 0) + (lane_4 & 7)) | 0), 40)) | 0) + 0) | 0;
+                const ldmatrixRow_2 = bf16Decode(Bs[laneRow_2]);
+              }
+              {
+                const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup_2 = lane_5 >> 2;
+                const lanePlace_2 = lane_5 & 3;
                 const element_2 = (((((((bTile + imul(kk, 40)) | 0) + 8) | 0) + imul(imul(lanePlace_2, 2), 40)) | 0) + laneGroup_2) | 0;
                 b[t * 8 + 4] = fround(bf16Decode(Bs[element_2]));
                 b[t * 8 + 5] = fround(bf16Decode(Bs[((element_2 + 40) | 0)]));
@@ -521,9 +546,9 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
     let warpRow = warpRow_slots[t];
     let warpCol = warpCol_slots[t];
     {
-      const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-      const laneGroup_3 = lane_3 >> 2;
-      const lanePlace_3 = lane_3 & 3;
+      const lane_6 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+      const laneGroup_3 = lane_6 >> 2;
+      const lanePlace_3 = lane_6 & 3;
       const element_3 = (((((((((imul(((((aRows + imul(warpRow, 16)) | 0) + 0) | 0), N) + bCols) | 0) + imul(warpCol, 16)) | 0) + 0) | 0) + imul(laneGroup_3, N)) | 0) + imul(lanePlace_3, 2)) | 0;
       C[element_3] = acc[t * 8 + 0];
       C[((element_3 + 1) | 0)] = acc[t * 8 + 1];
@@ -531,9 +556,9 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
       C[((((element_3 + imul(N, 8)) | 0) + 1) | 0)] = acc[t * 8 + 3];
     }
     {
-      const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-      const laneGroup_4 = lane_4 >> 2;
-      const lanePlace_4 = lane_4 & 3;
+      const lane_7 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+      const laneGroup_4 = lane_7 >> 2;
+      const lanePlace_4 = lane_7 & 3;
       const element_4 = (((((((((imul(((((aRows + imul(warpRow, 16)) | 0) + 0) | 0), N) + bCols) | 0) + imul(warpCol, 16)) | 0) + 8) | 0) + imul(laneGroup_4, N)) | 0) + imul(lanePlace_4, 2)) | 0;
       C[element_4] = acc[t * 8 + 4];
       C[((element_4 + 1) | 0)] = acc[t * 8 + 5];
