@@ -5,9 +5,10 @@
  * against float64 with fresh random bf16 and f16 inputs: every product exact in f32, the sum within the bound
  * its documentation states; and the CUDA helper for the instruction, which ptxas must accept for sm_80 and sm_90.
  * Then the shape in the language: ldmatrixPlan (how loadMatrix's ldmatrix names rows) against the layouts for A
- * and B, stored either way; a two-warp kernel that multiplies with loadFragment from global memory and with
- * loadMatrix from shared tiles stored row-major or transposed, on the CPU bit for bit against the reference
- * (bf16 and f16, unchecked and checked), its CUDA accepted by ptxas; and the coded errors of the new forms.
+ * and B, stored either way; a two-warp kernel (codegen-tests/mma16-loads) that multiplies with loadFragment from
+ * global memory and with loadMatrix from shared tiles stored row-major or transposed, on the CPU bit for bit
+ * against the reference (bf16 and f16, unchecked and checked), its CUDA accepted by ptxas for sm_80; checked
+ * mode's report of a misaligned loadMatrix row; and the coded errors of the new forms.
  */
 
 import { describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ import { bf16Bits, bf16FromBits, f16Bits, f16FromBits } from "../compiler/lang/f
 import { compileKernelLibrary, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { compileSource } from "./compile-source.ts";
+import { repoRoot } from "./golden-cases.ts";
 import os from "node:os";
 import path from "node:path";
 import { compileCuda, nvccAvailable } from "./tools/nvcc.ts";
@@ -121,57 +123,12 @@ describe("ldmatrixPlan", () => {
   }
 });
 
-/** Two warps, each D = A·B + C on its own 16×16 A and 16×8 B, the fragments loaded in one of four ways. */
-const twoWarps = (element: "bf16" | "f16") => {
-  const array = element === "bf16" ? "ReadonlyBFloat16Array" : "ReadonlyFloat16Array";
-  return `import { fragment, kernel, loadFragment, loadMatrix, mma, shared, storeFragment, syncThreads, threadIdx, type i32, type ${array}, type ReadonlyFloat32Array } from "tskernel";
-export const k = kernel({ block: [64], targets: ["cuda", "js"] }, (A: ${array}, B: ${array}, C: ReadonlyFloat32Array, D: Float32Array, mode: i32) => {
-  const acc = fragment.accumulator("m16n8k16", "f32", 1);
-  const a = fragment.a("m16n8k16", "${element}", 2);
-  const b = fragment.b("m16n8k16", "${element}", 2);
-  const As = shared.${element}(2 * 16 * 24);
-  const Bs = shared.${element}(2 * 16 * 24);
-  const w = threadIdx.x / 32;
-  const lane = threadIdx.x % 32;
-  // This warp's A and B in shared rows of 24: row-major, or transposed (A from mode 2, B in mode 3).
-  for (let i = lane; i < 256; i += 32) {
-    As[w * 384 + (mode >= 2 ? (i % 16) * 24 + i / 16 : (i / 16) * 24 + i % 16)] = A[w * 256 + i];
-  }
-  for (let i = lane; i < 128; i += 32) {
-    Bs[w * 384 + (mode === 3 ? (i % 8) * 24 + i / 8 : (i / 8) * 24 + i % 8)] = B[w * 128 + i];
-  }
-  syncThreads();
-  loadFragment(acc[0], C, w * 128, 8);
-  if (mode === 0) {
-    loadFragment(a[1], A, w * 256, 16);
-    loadFragment(b[1], B, w * 128, 8);
-  } else if (mode === 1) {
-    loadMatrix(a[1], As, w * 384, 24);
-    loadMatrix(b[1], Bs, w * 384, 24);
-  } else if (mode === 2) {
-    loadMatrix(a[1], As, w * 384, 1, 24);
-    loadMatrix(b[1], Bs, w * 384, 24);
-  } else {
-    loadMatrix(a[1], As, w * 384, 1, 24);
-    loadMatrix(b[1], Bs, w * 384, 1, 24);
-  }
-  mma(acc[0], a[1], b[1]);
-  storeFragment(acc[0], D, w * 128, 8);
-});
-`;
-};
-
-const compiledTwoWarps = new Map<string, KernelHandle>();
+/** codegen-tests/mma16-loads: two warps, each D = A·B + C, the fragments loaded in one of four ways (its header). */
+const loadsCase = path.join(repoRoot, "codegen-tests", "mma16-loads");
+let loadsLibrary: ReturnType<typeof compileKernelLibrary> | undefined;
 function twoWarpsHandle(element: "bf16" | "f16"): KernelHandle {
-  let handle = compiledTwoWarps.get(element);
-  if (!handle) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-mma16-"));
-    const file = path.join(dir, "kernel.ts");
-    fs.writeFileSync(file, twoWarps(element));
-    handle = compileKernelLibrary([file], ["js"]).kernels[0]!;
-    compiledTwoWarps.set(element, handle);
-  }
-  return handle;
+  loadsLibrary ??= compileKernelLibrary([path.join(loadsCase, "kernel.ts")], ["js"]);
+  return loadsLibrary.get(element === "bf16" ? "mma16LoadsBf16" : "mma16LoadsF16");
 }
 
 describe("mma m16n8k16 in a kernel on the CPU", () => {
@@ -362,18 +319,21 @@ describe.skipIf(!nvccAvailable())("mma m16n8k16 CUDA helper", () => {
     });
   }
 
-  it("the two-warp kernel's CUDA (mma.sync m16n8k16, ldmatrix .x4/.x2, .trans) compiles for sm_80 and sm_90", () => {
-    for (const element of ["bf16", "f16"] as const) {
-      const result = compileSource(twoWarps(element), { targets: ["cuda"] });
-      expect(result.rendered).toBe("");
-      const source = result.files[0]!.cuda!.source;
-      for (const helper of ["tsk_ldmatrix_x4(", "tsk_ldmatrix_x4_trans(", "tsk_ldmatrix_x2(", "tsk_ldmatrix_x2_trans(", `tsk_mma_m16n8k16_${element}(`]) expect(source).toContain(helper);
-      for (const arch of ["sm_80", "sm_90"]) {
-        const compiled = compileCuda(source, { arch, name: `mma16-kernel-${element}` });
-        expect(compiled.errors).toBe("");
-        expect(compiled.ok).toBe(true);
-      }
-    }
+  it("codegen-tests/mma16-loads' CUDA (mma.sync m16n8k16, ldmatrix .x4/.x2, .trans) compiles for sm_80 (the goldens' test compiles it for sm_90)", () => {
+    const source = fs.readFileSync(path.join(loadsCase, "expected.cu"), "utf8");
+    for (const helper of ["tsk_ldmatrix_x4(", "tsk_ldmatrix_x4_trans(", "tsk_ldmatrix_x2(", "tsk_ldmatrix_x2_trans(", "tsk_mma_m16n8k16_bf16(", "tsk_mma_m16n8k16_f16("]) expect(source).toContain(helper);
+    const compiled = compileCuda(source, { arch: "sm_80", name: "mma16-loads" });
+    expect(compiled.errors).toBe("");
+    expect(compiled.ok).toBe(true);
+  });
+
+  it("bench/mma16-loads-check.cu, the GPU check of those loads, compiles for sm_90", () => {
+    // compileCuda compiles in a directory of its own: the harness's includes of the golden, made absolute.
+    const source = fs.readFileSync(path.join(repoRoot, "bench", "mma16-loads-check.cu"), "utf8").replaceAll('"../codegen-tests/mma16-loads/', `"${loadsCase}/`);
+    const result = compileCuda(source, { name: "mma16-loads-check" });
+    expect(result.errors).toBe("");
+    expect(result.ok).toBe(true);
+    expect(result.functions.filter((f) => f.entry).map((f) => f.name).sort()).toEqual(["mma16LoadsBf16", "mma16LoadsF16"]);
   });
 
   it("bench/mma16-probe.cu, the GPU check, is its generator's output and compiles for sm_80", () => {
