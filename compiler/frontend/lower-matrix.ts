@@ -1,7 +1,8 @@
 /**
  * Lowers the matrix functions: `fragment.a/b/accumulator(shape, element, count)` declarations (private
- * arrays that hold `count` fragments, marked with their fragment type), and the statements `loadFragment`,
- * `storeFragment`, `mma`, `fillFragment` (which becomes plain stores into the fragment's elements: every lane
+ * arrays that hold `count` fragments, marked with their fragment type; the shape's row of ir/matrix.ts's
+ * matrixShapes says which element types each role takes), and the statements `loadFragment`, `loadMatrix` (a
+ * fragment load that CUDA does with ldmatrix), `storeFragment`, `mma`, `fillFragment` (which becomes plain stores into the fragment's elements: every lane
  * sets its own), and the warpgroup ones, `wgmma`, `wgmmaCommit` and `wgmmaWait`. Roles, shapes and element
  * types are checked here, where the user's arguments are at hand; the validator checks what needs constants
  * and control flow (uniformity, indices, the offsets of wgmma's shared operand). The mbarrier statements
@@ -22,6 +23,17 @@ import { elementIndex, elementSlot, lowerFragmentRef } from "./lower-fragment-el
 import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
 import { originOf } from "./program.ts";
 
+
+/** The shapes of the table whose fragments a warp (mma) or a warpgroup (wgmma) holds, in the table's order. */
+function shapesOf(group: "warp" | "warpgroup"): string[] {
+  return Object.entries(matrixShapes).flatMap(([shape, info]) => (info.group === group ? [shape] : []));
+}
+
+/** `a, b or c`, each name between `quote`s. */
+function listed(names: readonly string[], quote: string): string {
+  const quoted = names.map((name) => `${quote}${name}${quote}`);
+  return quoted.length === 1 ? quoted[0]! : `${quoted.slice(0, -1).join(", ")} or ${quoted[quoted.length - 1]}`;
+}
 
 /** True when `node` is a `fragment.…(…)` call, the declaration of a fragment array. */
 export function isFragmentAllocation(node: Expression): node is CallExpression {
@@ -46,9 +58,9 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
   const literal = (arg: Expression) => (Node.isStringLiteral(arg) || Node.isNoSubstitutionTemplateLiteral(arg) ? arg.getLiteralText() : undefined);
   const shapeText = literal(args[0]!);
   const shape = shapeText !== undefined && shapeText in fragmentLayouts ? (shapeText as MatrixShape) : undefined;
-  if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, 'a shape: "m16n8k8" or "m16n8k16" (mma), or "m64n64k8", "m64n128k8", "m64n256k8", "m64n64k16", "m64n128k16" or "m64n256k16" (wgmma)', args[0]!.getText()]);
+  if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, `a shape: ${listed(shapesOf("warp"), '"')} (mma), or ${listed(shapesOf("warpgroup"), '"')} (wgmma)`, args[0]!.getText()]);
   if (!fragmentLayouts[shape][role]) {
-    return fail("TSK1067", spanOf(args[0]!), [role, 'the shape "m16n8k8" or "m16n8k16": wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments', args[0]!.getText()]);
+    return fail("TSK1067", spanOf(args[0]!), [role, `the shape ${listed(shapesOf("warp"), '"')}: wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments`, args[0]!.getText()]);
   }
   // The element types the shape's table row allows the role (accumulators: f32); the 16-bit shapes' A fragments
   // hold bf16 or f16, and a tf32 one there is TSK1170 (the TF32 shapes are k8).
@@ -92,7 +104,7 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
     case "mma": {
       const [accumulator, a, b] = (["accumulator", "a", "b"] as const).map((role, index) => lowerFragmentRef(context, args[index]!, what, `${["first", "second", "third"][index]} argument`, role));
       for (const [ref, node] of [[accumulator!, args[0]!], [a!, args[1]!]] as const) {
-        if (isWarpgroupShape(ref.array.fragment!.shape)) return fail("TSK2035", spanOf(node), [what, 'a warp shape, "m16n8k8" or "m16n8k16" (wgmma() multiplies the warpgroup shapes)', ref.array.name, ref.array.fragment!.shape]);
+        if (isWarpgroupShape(ref.array.fragment!.shape)) return fail("TSK2035", spanOf(node), [what, `a warp shape, ${listed(shapesOf("warp"), '"')} (wgmma() multiplies the warpgroup shapes)`, ref.array.name, ref.array.fragment!.shape]);
       }
       // One shape for the three (the table's row), and A and B of one element type (bf16 with bf16, f16 with f16).
       const shape = accumulator!.array.fragment!.shape;
@@ -106,7 +118,7 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
       const accumulator = lowerFragmentRef(context, args[0]!, what, "first argument", "accumulator");
       const a = lowerFragmentRef(context, args[1]!, what, "second argument", "a");
       const shape = accumulator.array.fragment!.shape;
-      if (!isWarpgroupShape(shape)) return fail("TSK2035", spanOf(args[0]!), [what, "a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies m16n8k8)", accumulator.array.name, shape]);
+      if (!isWarpgroupShape(shape)) return fail("TSK2035", spanOf(args[0]!), [what, `a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies ${listed(shapesOf("warp"), "")})`, accumulator.array.name, shape]);
       if (a.array.fragment!.shape !== shape) return fail("TSK2035", spanOf(args[1]!), [what, `the accumulator's shape ${shape}`, a.array.name, a.array.fragment!.shape]);
       if (warpgroupDepth(shape) === 16) return lowerWgmma16RegisterA(context, call, accumulator, a);
       if (args.length !== 4) return fail("TSK2008", span, [what, "4 arguments (acc, a, a shared array and an offset) for a TF32 shape", `${args.length} argument(s)`]);
