@@ -65,60 +65,56 @@ __device__ __forceinline__ void tsk_ldmatrix_x4(unsigned& r0, unsigned& r1, unsi
 }
 
 // Kernel hgemmMma specialized for BM = 128, BN = 128, BK = 32, WM = 64, WN = 32, THREADS = 256; block 256×1×1.
-#line 34 "examples/hgemm-mma.ts"
+#line 35 "examples/hgemm-mma.ts"
 extern "C" __global__ void __launch_bounds__(256) hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256(int M, int N, int K, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float* C) {
-#line 61 "examples/hgemm-mma.ts"
-  __shared__ __align__(16) tsk_bf16 As[10240];
 #line 62 "examples/hgemm-mma.ts"
+  __shared__ __align__(16) tsk_bf16 As[10240];
+#line 63 "examples/hgemm-mma.ts"
   __shared__ __align__(16) tsk_bf16 Bs[8704];
-#line 65 "examples/hgemm-mma.ts"
-  float acc[64];
 #line 66 "examples/hgemm-mma.ts"
-  unsigned a[16];
+  float acc[64];
 #line 67 "examples/hgemm-mma.ts"
-  unsigned b[8];
+  unsigned a[16];
 #line 68 "examples/hgemm-mma.ts"
-  const int warp = (int)threadIdx.x / 32;
+  unsigned b[8];
+#line 80 "examples/hgemm-mma.ts"
+  tsk_bf16 staged[32];
 #line 69 "examples/hgemm-mma.ts"
-  const int warpRow = warp / 4;
+  const int warp = (int)threadIdx.x / 32;
 #line 70 "examples/hgemm-mma.ts"
-  const int warpCol = warp % 4;
+  const int warpRow = warp / 4;
 #line 71 "examples/hgemm-mma.ts"
-  const int aRows = (int)((unsigned int)((int)blockIdx.y) * 128u);
+  const int warpCol = warp % 4;
 #line 72 "examples/hgemm-mma.ts"
+  const int aRows = (int)((unsigned int)((int)blockIdx.y) * 128u);
+#line 73 "examples/hgemm-mma.ts"
   const int bCols = (int)((unsigned int)((int)blockIdx.x) * 128u);
-#line 76 "examples/hgemm-mma.ts"
+#line 81 "examples/hgemm-mma.ts"
 #pragma unroll
   for (int f = 0; f < 16; f++) {
-#line 77 "examples/hgemm-mma.ts"
+#line 82 "examples/hgemm-mma.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 79 "examples/hgemm-mma.ts"
-  const int steps = K / 32;
-#line 81 "examples/hgemm-mma.ts"
-  for (int step = -1; step < steps; step++) {
-#line 83 "examples/hgemm-mma.ts"
-    if ((int)((unsigned int)step + 1u) < steps) {
 #line 84 "examples/hgemm-mma.ts"
-      const int stage = (int)((unsigned int)step + 1u) % 2;
-#line 85 "examples/hgemm-mma.ts"
-      const int k0 = (int)(((unsigned int)step + 1u) * 32u);
+  const int steps = K / 32;
 #line 86 "examples/hgemm-mma.ts"
+  for (int step = -1; step < steps; step++) {
+#line 88 "examples/hgemm-mma.ts"
+    if ((int)((unsigned int)step + 1u) < steps) {
+#line 89 "examples/hgemm-mma.ts"
+      const int k0 = (int)(((unsigned int)step + 1u) * 32u);
+#line 90 "examples/hgemm-mma.ts"
 #pragma unroll
       for (int i = 0; i < 2; i++) {
-#line 87 "examples/hgemm-mma.ts"
-        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 256u);
-#line 88 "examples/hgemm-mma.ts"
-        if (p < 512) {
-#line 89 "examples/hgemm-mma.ts"
-          const int r = p / 4;
-#line 90 "examples/hgemm-mma.ts"
-          const int c = (int)((unsigned int)(p % 4) * 8u);
 #line 91 "examples/hgemm-mma.ts"
-          const uint4 words = *reinterpret_cast<const uint4*>(&A[(int)(((unsigned int)aRows + (unsigned int)r) * (unsigned int)K + (unsigned int)k0 + (unsigned int)c)]);
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 256u);
+#line 92 "examples/hgemm-mma.ts"
+        if (p < 512) {
+#line 93 "examples/hgemm-mma.ts"
+          const uint4 words = *reinterpret_cast<const uint4*>(&A[(int)(((unsigned int)aRows + (unsigned int)(p / 4)) * (unsigned int)K + (unsigned int)k0 + (unsigned int)(p % 4) * 8u)]);
           const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
           const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
           const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
@@ -127,23 +123,33 @@ extern "C" __global__ void __launch_bounds__(256) hgemmMma_BM_128_BN_128_BK_32_W
           const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
           const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
           const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
-#line 92 "examples/hgemm-mma.ts"
-          *reinterpret_cast<uint4*>(&As[(int)((unsigned int)stage * 128u * 40u + (unsigned int)r * 40u + (unsigned int)c)]) = make_uint4((unsigned int)(x0).bits | ((unsigned int)(x1).bits << 16), (unsigned int)(x2).bits | ((unsigned int)(x3).bits << 16), (unsigned int)(x4).bits | ((unsigned int)(x5).bits << 16), (unsigned int)(x6).bits | ((unsigned int)(x7).bits << 16));
+#line 94 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u)] = x0;
+#line 95 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 1u)] = x1;
+#line 96 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 2u)] = x2;
+#line 97 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 3u)] = x3;
+#line 98 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 4u)] = x4;
+#line 99 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 5u)] = x5;
+#line 100 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 6u)] = x6;
+#line 101 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 7u)] = x7;
         }
       }
-#line 95 "examples/hgemm-mma.ts"
+#line 104 "examples/hgemm-mma.ts"
 #pragma unroll
       for (int i_1 = 0; i_1 < 2; i_1++) {
-#line 96 "examples/hgemm-mma.ts"
+#line 105 "examples/hgemm-mma.ts"
         const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 256u);
-#line 97 "examples/hgemm-mma.ts"
+#line 106 "examples/hgemm-mma.ts"
         if (p_1 < 512) {
-#line 98 "examples/hgemm-mma.ts"
-          const int r_1 = p_1 / 16;
-#line 99 "examples/hgemm-mma.ts"
-          const int c_1 = (int)((unsigned int)(p_1 % 16) * 8u);
-#line 100 "examples/hgemm-mma.ts"
-          const uint4 words_1 = *reinterpret_cast<const uint4*>(&B[(int)(((unsigned int)k0 + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)c_1)]);
+#line 107 "examples/hgemm-mma.ts"
+          const uint4 words_1 = *reinterpret_cast<const uint4*>(&B[(int)(((unsigned int)k0 + (unsigned int)(p_1 / 16)) * (unsigned int)N + (unsigned int)bCols + (unsigned int)(p_1 % 16) * 8u)]);
           const tsk_bf16 x0_1 = tsk_bf16{(unsigned short)words_1.x};
           const tsk_bf16 x1_1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
           const tsk_bf16 x2_1 = tsk_bf16{(unsigned short)words_1.y};
@@ -152,133 +158,176 @@ extern "C" __global__ void __launch_bounds__(256) hgemmMma_BM_128_BN_128_BK_32_W
           const tsk_bf16 x5_1 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
           const tsk_bf16 x6_1 = tsk_bf16{(unsigned short)words_1.w};
           const tsk_bf16 x7_1 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
-#line 101 "examples/hgemm-mma.ts"
-          *reinterpret_cast<uint4*>(&Bs[(int)((unsigned int)stage * 32u * 136u + (unsigned int)r_1 * 136u + (unsigned int)c_1)]) = make_uint4((unsigned int)(x0_1).bits | ((unsigned int)(x1_1).bits << 16), (unsigned int)(x2_1).bits | ((unsigned int)(x3_1).bits << 16), (unsigned int)(x4_1).bits | ((unsigned int)(x5_1).bits << 16), (unsigned int)(x6_1).bits | ((unsigned int)(x7_1).bits << 16));
+#line 108 "examples/hgemm-mma.ts"
+          staged[(int)((2u + (unsigned int)i_1) * 8u)] = x0_1;
+#line 109 "examples/hgemm-mma.ts"
+          staged[(int)((2u + (unsigned int)i_1) * 8u + 1u)] = x1_1;
+#line 110 "examples/hgemm-mma.ts"
+          staged[(int)((2u + (unsigned int)i_1) * 8u + 2u)] = x2_1;
+#line 111 "examples/hgemm-mma.ts"
+          staged[(int)((2u + (unsigned int)i_1) * 8u + 3u)] = x3_1;
+#line 112 "examples/hgemm-mma.ts"
+          staged[(int)((2u + (unsigned int)i_1) * 8u + 4u)] = x4_1;
+#line 113 "examples/hgemm-mma.ts"
+          staged[(int)((2u + (unsigned int)i_1) * 8u + 5u)] = x5_1;
+#line 114 "examples/hgemm-mma.ts"
+          staged[(int)((2u + (unsigned int)i_1) * 8u + 6u)] = x6_1;
+#line 115 "examples/hgemm-mma.ts"
+          staged[(int)((2u + (unsigned int)i_1) * 8u + 7u)] = x7_1;
         }
       }
     }
-#line 105 "examples/hgemm-mma.ts"
+#line 119 "examples/hgemm-mma.ts"
     if (step >= 0) {
-#line 106 "examples/hgemm-mma.ts"
-      const int stage_1 = step % 2;
-#line 107 "examples/hgemm-mma.ts"
-      const int aTile = (int)((unsigned int)stage_1 * 128u * 40u + (unsigned int)warpRow * 64u * 40u);
-#line 108 "examples/hgemm-mma.ts"
-      const int bTile = (int)((unsigned int)stage_1 * 32u * 136u + (unsigned int)warpCol * 32u);
-#line 109 "examples/hgemm-mma.ts"
+#line 120 "examples/hgemm-mma.ts"
+      const int stage = step % 2;
+#line 121 "examples/hgemm-mma.ts"
+      const int aTile = (int)((unsigned int)stage * 128u * 40u + (unsigned int)warpRow * 64u * 40u);
+#line 122 "examples/hgemm-mma.ts"
+      const int bTile = (int)((unsigned int)stage * 32u * 136u + (unsigned int)warpCol * 32u);
+#line 123 "examples/hgemm-mma.ts"
 #pragma unroll
       for (int kk = 0; kk < 32; kk += 16) {
-#line 110 "examples/hgemm-mma.ts"
+#line 124 "examples/hgemm-mma.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2++) {
           {
-#line 111 "examples/hgemm-mma.ts"
+#line 125 "examples/hgemm-mma.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 40u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 40u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
             tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
           }
         }
-#line 113 "examples/hgemm-mma.ts"
+#line 127 "examples/hgemm-mma.ts"
 #pragma unroll
         for (int j = 0; j < 4; j++) {
           {
-#line 114 "examples/hgemm-mma.ts"
+#line 128 "examples/hgemm-mma.ts"
             const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 136u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 136u + 0u);
             tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
           }
         }
-#line 116 "examples/hgemm-mma.ts"
+#line 130 "examples/hgemm-mma.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 117 "examples/hgemm-mma.ts"
+#line 131 "examples/hgemm-mma.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 118 "examples/hgemm-mma.ts"
+#line 132 "examples/hgemm-mma.ts"
             tsk_mma_m16n8k16_bf16(acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
           }
         }
       }
     }
-#line 124 "examples/hgemm-mma.ts"
+#line 138 "examples/hgemm-mma.ts"
+    if ((int)((unsigned int)step + 1u) < steps) {
+#line 139 "examples/hgemm-mma.ts"
+      const int next = (int)((unsigned int)step + 1u) % 2;
+#line 140 "examples/hgemm-mma.ts"
+#pragma unroll
+      for (int i_4 = 0; i_4 < 2; i_4++) {
+#line 141 "examples/hgemm-mma.ts"
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
+#line 142 "examples/hgemm-mma.ts"
+        if (p_2 < 512) {
+#line 143 "examples/hgemm-mma.ts"
+          const int at = (int)((unsigned int)next * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 144 "examples/hgemm-mma.ts"
+          *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(staged[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
+        }
+      }
+#line 147 "examples/hgemm-mma.ts"
+#pragma unroll
+      for (int i_5 = 0; i_5 < 2; i_5++) {
+#line 148 "examples/hgemm-mma.ts"
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
+#line 149 "examples/hgemm-mma.ts"
+        if (p_3 < 512) {
+#line 150 "examples/hgemm-mma.ts"
+          const int at_1 = (int)((unsigned int)next * 32u * 136u + (unsigned int)(p_3 / 16) * 136u + (unsigned int)(p_3 % 16) * 8u);
+#line 151 "examples/hgemm-mma.ts"
+          const int s = (int)((2u + (unsigned int)i_5) * 8u);
+#line 152 "examples/hgemm-mma.ts"
+          *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(staged[s]).bits | ((unsigned int)(staged[(int)((unsigned int)s + 1u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)s + 2u)]).bits | ((unsigned int)(staged[(int)((unsigned int)s + 3u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)s + 4u)]).bits | ((unsigned int)(staged[(int)((unsigned int)s + 5u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)s + 6u)]).bits | ((unsigned int)(staged[(int)((unsigned int)s + 7u)]).bits << 16));
+        }
+      }
+    }
+#line 157 "examples/hgemm-mma.ts"
     __syncthreads();
   }
-#line 126 "examples/hgemm-mma.ts"
+#line 159 "examples/hgemm-mma.ts"
 #pragma unroll
-  for (int i_4 = 0; i_4 < 4; i_4++) {
-#line 127 "examples/hgemm-mma.ts"
+  for (int i_6 = 0; i_6 < 4; i_6++) {
+#line 160 "examples/hgemm-mma.ts"
 #pragma unroll
     for (int j_2 = 0; j_2 < 4; j_2++) {
       {
-#line 128 "examples/hgemm-mma.ts"
+#line 161 "examples/hgemm-mma.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_2 >> 2;
         const int lanePlace = lane_2 & 3;
-        const int element = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_4 * 16u) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + (unsigned int)laneGroup * (unsigned int)N + (unsigned int)lanePlace * 2u);
-        C[element] = acc[(int)(((unsigned int)i_4 * 4u + (unsigned int)j_2) * 4u)];
-        C[(int)((unsigned int)element + 1u)] = acc[(int)(((unsigned int)i_4 * 4u + (unsigned int)j_2) * 4u + 1u)];
-        C[(int)((unsigned int)element + (unsigned int)N * 8u)] = acc[(int)(((unsigned int)i_4 * 4u + (unsigned int)j_2) * 4u + 2u)];
-        C[(int)((unsigned int)element + (unsigned int)N * 8u + 1u)] = acc[(int)(((unsigned int)i_4 * 4u + (unsigned int)j_2) * 4u + 3u)];
+        const int element = (int)(((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + (unsigned int)laneGroup * (unsigned int)N + (unsigned int)lanePlace * 2u);
+        C[element] = acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u)];
+        C[(int)((unsigned int)element + 1u)] = acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + 1u)];
+        C[(int)((unsigned int)element + (unsigned int)N * 8u)] = acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + 2u)];
+        C[(int)((unsigned int)element + (unsigned int)N * 8u + 1u)] = acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + 3u)];
       }
     }
   }
 }
 
 // Kernel hgemmMma specialized for BM = 32, BN = 32, BK = 16, WM = 16, WN = 16, THREADS = 128; block 128×1×1.
-#line 34 "examples/hgemm-mma.ts"
+#line 35 "examples/hgemm-mma.ts"
 extern "C" __global__ void __launch_bounds__(128) hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(int M, int N, int K, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float* C) {
-#line 61 "examples/hgemm-mma.ts"
-  __shared__ __align__(16) tsk_bf16 As[1536];
 #line 62 "examples/hgemm-mma.ts"
+  __shared__ __align__(16) tsk_bf16 As[1536];
+#line 63 "examples/hgemm-mma.ts"
   __shared__ __align__(16) tsk_bf16 Bs[1280];
-#line 65 "examples/hgemm-mma.ts"
-  float acc[8];
 #line 66 "examples/hgemm-mma.ts"
-  unsigned a[4];
+  float acc[8];
 #line 67 "examples/hgemm-mma.ts"
-  unsigned b[4];
+  unsigned a[4];
 #line 68 "examples/hgemm-mma.ts"
-  const int warp = (int)threadIdx.x / 32;
+  unsigned b[4];
+#line 80 "examples/hgemm-mma.ts"
+  tsk_bf16 staged[16];
 #line 69 "examples/hgemm-mma.ts"
-  const int warpRow = warp / 2;
+  const int warp = (int)threadIdx.x / 32;
 #line 70 "examples/hgemm-mma.ts"
-  const int warpCol = warp % 2;
+  const int warpRow = warp / 2;
 #line 71 "examples/hgemm-mma.ts"
-  const int aRows = (int)((unsigned int)((int)blockIdx.y) * 32u);
+  const int warpCol = warp % 2;
 #line 72 "examples/hgemm-mma.ts"
+  const int aRows = (int)((unsigned int)((int)blockIdx.y) * 32u);
+#line 73 "examples/hgemm-mma.ts"
   const int bCols = (int)((unsigned int)((int)blockIdx.x) * 32u);
-#line 76 "examples/hgemm-mma.ts"
+#line 81 "examples/hgemm-mma.ts"
 #pragma unroll
   for (int f = 0; f < 2; f++) {
-#line 77 "examples/hgemm-mma.ts"
+#line 82 "examples/hgemm-mma.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 79 "examples/hgemm-mma.ts"
-  const int steps = K / 16;
-#line 81 "examples/hgemm-mma.ts"
-  for (int step = -1; step < steps; step++) {
-#line 83 "examples/hgemm-mma.ts"
-    if ((int)((unsigned int)step + 1u) < steps) {
 #line 84 "examples/hgemm-mma.ts"
-      const int stage = (int)((unsigned int)step + 1u) % 2;
-#line 85 "examples/hgemm-mma.ts"
-      const int k0 = (int)(((unsigned int)step + 1u) * 16u);
+  const int steps = K / 16;
 #line 86 "examples/hgemm-mma.ts"
+  for (int step = -1; step < steps; step++) {
+#line 88 "examples/hgemm-mma.ts"
+    if ((int)((unsigned int)step + 1u) < steps) {
+#line 89 "examples/hgemm-mma.ts"
+      const int k0 = (int)(((unsigned int)step + 1u) * 16u);
+#line 90 "examples/hgemm-mma.ts"
 #pragma unroll
       for (int i = 0; i < 1; i++) {
-#line 87 "examples/hgemm-mma.ts"
-        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
-#line 88 "examples/hgemm-mma.ts"
-        if (p < 64) {
-#line 89 "examples/hgemm-mma.ts"
-          const int r = p / 2;
-#line 90 "examples/hgemm-mma.ts"
-          const int c = (int)((unsigned int)(p % 2) * 8u);
 #line 91 "examples/hgemm-mma.ts"
-          const uint4 words = *reinterpret_cast<const uint4*>(&A[(int)(((unsigned int)aRows + (unsigned int)r) * (unsigned int)K + (unsigned int)k0 + (unsigned int)c)]);
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
+#line 92 "examples/hgemm-mma.ts"
+        if (p < 64) {
+#line 93 "examples/hgemm-mma.ts"
+          const uint4 words = *reinterpret_cast<const uint4*>(&A[(int)(((unsigned int)aRows + (unsigned int)(p / 2)) * (unsigned int)K + (unsigned int)k0 + (unsigned int)(p % 2) * 8u)]);
           const tsk_bf16 x0 = tsk_bf16{(unsigned short)words.x};
           const tsk_bf16 x1 = tsk_bf16{(unsigned short)(words.x >> 16)};
           const tsk_bf16 x2 = tsk_bf16{(unsigned short)words.y};
@@ -287,23 +336,33 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMma_BM_32_BN_32_BK_16_WM_
           const tsk_bf16 x5 = tsk_bf16{(unsigned short)(words.z >> 16)};
           const tsk_bf16 x6 = tsk_bf16{(unsigned short)words.w};
           const tsk_bf16 x7 = tsk_bf16{(unsigned short)(words.w >> 16)};
-#line 92 "examples/hgemm-mma.ts"
-          *reinterpret_cast<uint4*>(&As[(int)((unsigned int)stage * 32u * 24u + (unsigned int)r * 24u + (unsigned int)c)]) = make_uint4((unsigned int)(x0).bits | ((unsigned int)(x1).bits << 16), (unsigned int)(x2).bits | ((unsigned int)(x3).bits << 16), (unsigned int)(x4).bits | ((unsigned int)(x5).bits << 16), (unsigned int)(x6).bits | ((unsigned int)(x7).bits << 16));
+#line 94 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u)] = x0;
+#line 95 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 1u)] = x1;
+#line 96 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 2u)] = x2;
+#line 97 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 3u)] = x3;
+#line 98 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 4u)] = x4;
+#line 99 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 5u)] = x5;
+#line 100 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 6u)] = x6;
+#line 101 "examples/hgemm-mma.ts"
+          staged[(int)((unsigned int)i * 8u + 7u)] = x7;
         }
       }
-#line 95 "examples/hgemm-mma.ts"
+#line 104 "examples/hgemm-mma.ts"
 #pragma unroll
       for (int i_1 = 0; i_1 < 1; i_1++) {
-#line 96 "examples/hgemm-mma.ts"
+#line 105 "examples/hgemm-mma.ts"
         const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
-#line 97 "examples/hgemm-mma.ts"
+#line 106 "examples/hgemm-mma.ts"
         if (p_1 < 64) {
-#line 98 "examples/hgemm-mma.ts"
-          const int r_1 = p_1 / 4;
-#line 99 "examples/hgemm-mma.ts"
-          const int c_1 = (int)((unsigned int)(p_1 % 4) * 8u);
-#line 100 "examples/hgemm-mma.ts"
-          const uint4 words_1 = *reinterpret_cast<const uint4*>(&B[(int)(((unsigned int)k0 + (unsigned int)r_1) * (unsigned int)N + (unsigned int)bCols + (unsigned int)c_1)]);
+#line 107 "examples/hgemm-mma.ts"
+          const uint4 words_1 = *reinterpret_cast<const uint4*>(&B[(int)(((unsigned int)k0 + (unsigned int)(p_1 / 4)) * (unsigned int)N + (unsigned int)bCols + (unsigned int)(p_1 % 4) * 8u)]);
           const tsk_bf16 x0_1 = tsk_bf16{(unsigned short)words_1.x};
           const tsk_bf16 x1_1 = tsk_bf16{(unsigned short)(words_1.x >> 16)};
           const tsk_bf16 x2_1 = tsk_bf16{(unsigned short)words_1.y};
@@ -312,73 +371,120 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMma_BM_32_BN_32_BK_16_WM_
           const tsk_bf16 x5_1 = tsk_bf16{(unsigned short)(words_1.z >> 16)};
           const tsk_bf16 x6_1 = tsk_bf16{(unsigned short)words_1.w};
           const tsk_bf16 x7_1 = tsk_bf16{(unsigned short)(words_1.w >> 16)};
-#line 101 "examples/hgemm-mma.ts"
-          *reinterpret_cast<uint4*>(&Bs[(int)((unsigned int)stage * 16u * 40u + (unsigned int)r_1 * 40u + (unsigned int)c_1)]) = make_uint4((unsigned int)(x0_1).bits | ((unsigned int)(x1_1).bits << 16), (unsigned int)(x2_1).bits | ((unsigned int)(x3_1).bits << 16), (unsigned int)(x4_1).bits | ((unsigned int)(x5_1).bits << 16), (unsigned int)(x6_1).bits | ((unsigned int)(x7_1).bits << 16));
+#line 108 "examples/hgemm-mma.ts"
+          staged[(int)((1u + (unsigned int)i_1) * 8u)] = x0_1;
+#line 109 "examples/hgemm-mma.ts"
+          staged[(int)((1u + (unsigned int)i_1) * 8u + 1u)] = x1_1;
+#line 110 "examples/hgemm-mma.ts"
+          staged[(int)((1u + (unsigned int)i_1) * 8u + 2u)] = x2_1;
+#line 111 "examples/hgemm-mma.ts"
+          staged[(int)((1u + (unsigned int)i_1) * 8u + 3u)] = x3_1;
+#line 112 "examples/hgemm-mma.ts"
+          staged[(int)((1u + (unsigned int)i_1) * 8u + 4u)] = x4_1;
+#line 113 "examples/hgemm-mma.ts"
+          staged[(int)((1u + (unsigned int)i_1) * 8u + 5u)] = x5_1;
+#line 114 "examples/hgemm-mma.ts"
+          staged[(int)((1u + (unsigned int)i_1) * 8u + 6u)] = x6_1;
+#line 115 "examples/hgemm-mma.ts"
+          staged[(int)((1u + (unsigned int)i_1) * 8u + 7u)] = x7_1;
         }
       }
     }
-#line 105 "examples/hgemm-mma.ts"
+#line 119 "examples/hgemm-mma.ts"
     if (step >= 0) {
-#line 106 "examples/hgemm-mma.ts"
-      const int stage_1 = step % 2;
-#line 107 "examples/hgemm-mma.ts"
-      const int aTile = (int)((unsigned int)stage_1 * 32u * 24u + (unsigned int)warpRow * 16u * 24u);
-#line 108 "examples/hgemm-mma.ts"
-      const int bTile = (int)((unsigned int)stage_1 * 16u * 40u + (unsigned int)warpCol * 16u);
-#line 109 "examples/hgemm-mma.ts"
+#line 120 "examples/hgemm-mma.ts"
+      const int stage = step % 2;
+#line 121 "examples/hgemm-mma.ts"
+      const int aTile = (int)((unsigned int)stage * 32u * 24u + (unsigned int)warpRow * 16u * 24u);
+#line 122 "examples/hgemm-mma.ts"
+      const int bTile = (int)((unsigned int)stage * 16u * 40u + (unsigned int)warpCol * 16u);
+#line 123 "examples/hgemm-mma.ts"
 #pragma unroll
       for (int kk = 0; kk < 16; kk += 16) {
-#line 110 "examples/hgemm-mma.ts"
+#line 124 "examples/hgemm-mma.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 1; i_2++) {
           {
-#line 111 "examples/hgemm-mma.ts"
+#line 125 "examples/hgemm-mma.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 24u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 24u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
             tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
           }
         }
-#line 113 "examples/hgemm-mma.ts"
+#line 127 "examples/hgemm-mma.ts"
 #pragma unroll
         for (int j = 0; j < 2; j++) {
           {
-#line 114 "examples/hgemm-mma.ts"
+#line 128 "examples/hgemm-mma.ts"
             const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 40u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 40u + 0u);
             tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
           }
         }
-#line 116 "examples/hgemm-mma.ts"
+#line 130 "examples/hgemm-mma.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 1; i_3++) {
-#line 117 "examples/hgemm-mma.ts"
+#line 131 "examples/hgemm-mma.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 2; j_1++) {
-#line 118 "examples/hgemm-mma.ts"
+#line 132 "examples/hgemm-mma.ts"
             tsk_mma_m16n8k16_bf16(acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
           }
         }
       }
     }
-#line 124 "examples/hgemm-mma.ts"
+#line 138 "examples/hgemm-mma.ts"
+    if ((int)((unsigned int)step + 1u) < steps) {
+#line 139 "examples/hgemm-mma.ts"
+      const int next = (int)((unsigned int)step + 1u) % 2;
+#line 140 "examples/hgemm-mma.ts"
+#pragma unroll
+      for (int i_4 = 0; i_4 < 1; i_4++) {
+#line 141 "examples/hgemm-mma.ts"
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
+#line 142 "examples/hgemm-mma.ts"
+        if (p_2 < 64) {
+#line 143 "examples/hgemm-mma.ts"
+          const int at = (int)((unsigned int)next * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+#line 144 "examples/hgemm-mma.ts"
+          *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(staged[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(staged[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
+        }
+      }
+#line 147 "examples/hgemm-mma.ts"
+#pragma unroll
+      for (int i_5 = 0; i_5 < 1; i_5++) {
+#line 148 "examples/hgemm-mma.ts"
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
+#line 149 "examples/hgemm-mma.ts"
+        if (p_3 < 64) {
+#line 150 "examples/hgemm-mma.ts"
+          const int at_1 = (int)((unsigned int)next * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+#line 151 "examples/hgemm-mma.ts"
+          const int s = (int)((1u + (unsigned int)i_5) * 8u);
+#line 152 "examples/hgemm-mma.ts"
+          *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(staged[s]).bits | ((unsigned int)(staged[(int)((unsigned int)s + 1u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)s + 2u)]).bits | ((unsigned int)(staged[(int)((unsigned int)s + 3u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)s + 4u)]).bits | ((unsigned int)(staged[(int)((unsigned int)s + 5u)]).bits << 16), (unsigned int)(staged[(int)((unsigned int)s + 6u)]).bits | ((unsigned int)(staged[(int)((unsigned int)s + 7u)]).bits << 16));
+        }
+      }
+    }
+#line 157 "examples/hgemm-mma.ts"
     __syncthreads();
   }
-#line 126 "examples/hgemm-mma.ts"
+#line 159 "examples/hgemm-mma.ts"
 #pragma unroll
-  for (int i_4 = 0; i_4 < 1; i_4++) {
-#line 127 "examples/hgemm-mma.ts"
+  for (int i_6 = 0; i_6 < 1; i_6++) {
+#line 160 "examples/hgemm-mma.ts"
 #pragma unroll
     for (int j_2 = 0; j_2 < 2; j_2++) {
       {
-#line 128 "examples/hgemm-mma.ts"
+#line 161 "examples/hgemm-mma.ts"
         const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
         const int laneGroup = lane_2 >> 2;
         const int lanePlace = lane_2 & 3;
-        const int element = (int)(((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_4 * 16u) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + (unsigned int)laneGroup * (unsigned int)N + (unsigned int)lanePlace * 2u);
-        C[element] = acc[(int)(((unsigned int)i_4 * 2u + (unsigned int)j_2) * 4u)];
-        C[(int)((unsigned int)element + 1u)] = acc[(int)(((unsigned int)i_4 * 2u + (unsigned int)j_2) * 4u + 1u)];
-        C[(int)((unsigned int)element + (unsigned int)N * 8u)] = acc[(int)(((unsigned int)i_4 * 2u + (unsigned int)j_2) * 4u + 2u)];
-        C[(int)((unsigned int)element + (unsigned int)N * 8u + 1u)] = acc[(int)(((unsigned int)i_4 * 2u + (unsigned int)j_2) * 4u + 3u)];
+        const int element = (int)(((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u) * (unsigned int)N + (unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + (unsigned int)laneGroup * (unsigned int)N + (unsigned int)lanePlace * 2u);
+        C[element] = acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u)];
+        C[(int)((unsigned int)element + 1u)] = acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + 1u)];
+        C[(int)((unsigned int)element + (unsigned int)N * 8u)] = acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + 2u)];
+        C[(int)((unsigned int)element + (unsigned int)N * 8u + 1u)] = acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + 3u)];
       }
     }
   }

@@ -123,10 +123,10 @@ export function hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256(args, block
   const nx = 256, ny = 1, nz = 1, threads = 256;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256_arrays === undefined || hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256_arrays.threads !== threads) {
-    hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256_arrays = { threads, As: new Uint16Array(10240), Bs: new Uint16Array(8704), acc: new Float32Array(threads * 64), a: new Float32Array(threads * 32), b: new Float32Array(threads * 16), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), aTile_slots: new Int32Array(threads), bTile_slots: new Int32Array(threads) };
+    hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256_arrays = { threads, As: new Uint16Array(10240), Bs: new Uint16Array(8704), acc: new Float32Array(threads * 64), a: new Float32Array(threads * 32), b: new Float32Array(threads * 16), staged: new Uint16Array(threads * 32), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), aTile_slots: new Int32Array(threads), bTile_slots: new Int32Array(threads) };
   }
-  const { As, Bs, acc, a, b, warpRow_slots, warpCol_slots, aTile_slots, bTile_slots } = hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256_arrays;
-  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const { As, Bs, acc, a, b, staged, warpRow_slots, warpCol_slots, aTile_slots, bTile_slots } = hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0); staged.fill(0);
   const aRows = imul(by, 128);
   const bCols = imul(bx, 128);
   const steps = (K / 32) | 0;
@@ -153,111 +153,60 @@ export function hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256(args, block
       threads1: for (let t = 0; t < threads; t++) {
         const tx = t;
         if (((step + 1) | 0) < steps) {
-          const stage = (((step + 1) | 0) % 2) | 0;
           const k0 = imul(((step + 1) | 0), 32);
-          {
-            const p = (tx + 0) | 0;
+          for (let i = 0; i < 2; i = (i + 1) | 0) {
+            const p = (tx + imul(i, 256)) | 0;
             if (p < 512) {
-              const r = (p / 4) | 0;
-              const c = imul(((p % 4) | 0), 8);
-              const x0 = bf16Decode(A[((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0)]);
-              const x1 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 1) | 0)]);
-              const x2 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 2) | 0)]);
-              const x3 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 3) | 0)]);
-              const x4 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 4) | 0)]);
-              const x5 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 5) | 0)]);
-              const x6 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 6) | 0)]);
-              const x7 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 7) | 0)]);
-              As[((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0)] = bf16Encode(x0);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 1) | 0)] = bf16Encode(x1);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 2) | 0)] = bf16Encode(x2);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 3) | 0)] = bf16Encode(x3);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 4) | 0)] = bf16Encode(x4);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 5) | 0)] = bf16Encode(x5);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 6) | 0)] = bf16Encode(x6);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 7) | 0)] = bf16Encode(x7);
+              const x0 = bf16Decode(A[((((imul(((aRows + ((p / 4) | 0)) | 0), K) + k0) | 0) + imul(((p % 4) | 0), 8)) | 0)]);
+              const x1 = bf16Decode(A[((((((imul(((aRows + ((p / 4) | 0)) | 0), K) + k0) | 0) + imul(((p % 4) | 0), 8)) | 0) + 1) | 0)]);
+              const x2 = bf16Decode(A[((((((imul(((aRows + ((p / 4) | 0)) | 0), K) + k0) | 0) + imul(((p % 4) | 0), 8)) | 0) + 2) | 0)]);
+              const x3 = bf16Decode(A[((((((imul(((aRows + ((p / 4) | 0)) | 0), K) + k0) | 0) + imul(((p % 4) | 0), 8)) | 0) + 3) | 0)]);
+              const x4 = bf16Decode(A[((((((imul(((aRows + ((p / 4) | 0)) | 0), K) + k0) | 0) + imul(((p % 4) | 0), 8)) | 0) + 4) | 0)]);
+              const x5 = bf16Decode(A[((((((imul(((aRows + ((p / 4) | 0)) | 0), K) + k0) | 0) + imul(((p % 4) | 0), 8)) | 0) + 5) | 0)]);
+              const x6 = bf16Decode(A[((((((imul(((aRows + ((p / 4) | 0)) | 0), K) + k0) | 0) + imul(((p % 4) | 0), 8)) | 0) + 6) | 0)]);
+              const x7 = bf16Decode(A[((((((imul(((aRows + ((p / 4) | 0)) | 0), K) + k0) | 0) + imul(((p % 4) | 0), 8)) | 0) + 7) | 0)]);
+              staged[t * 32 + imul(i, 8)] = bf16Encode(x0);
+              staged[t * 32 + ((imul(i, 8) + 1) | 0)] = bf16Encode(x1);
+              staged[t * 32 + ((imul(i, 8) + 2) | 0)] = bf16Encode(x2);
+              staged[t * 32 + ((imul(i, 8) + 3) | 0)] = bf16Encode(x3);
+              staged[t * 32 + ((imul(i, 8) + 4) | 0)] = bf16Encode(x4);
+              staged[t * 32 + ((imul(i, 8) + 5) | 0)] = bf16Encode(x5);
+              staged[t * 32 + ((imul(i, 8) + 6) | 0)] = bf16Encode(x6);
+              staged[t * 32 + ((imul(i, 8) + 7) | 0)] = bf16Encode(x7);
             }
           }
-          {
-            const p = (tx + 256) | 0;
-            if (p < 512) {
-              const r = (p / 4) | 0;
-              const c = imul(((p % 4) | 0), 8);
-              const x0 = bf16Decode(A[((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0)]);
-              const x1 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 1) | 0)]);
-              const x2 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 2) | 0)]);
-              const x3 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 3) | 0)]);
-              const x4 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 4) | 0)]);
-              const x5 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 5) | 0)]);
-              const x6 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 6) | 0)]);
-              const x7 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 7) | 0)]);
-              As[((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0)] = bf16Encode(x0);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 1) | 0)] = bf16Encode(x1);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 2) | 0)] = bf16Encode(x2);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 3) | 0)] = bf16Encode(x3);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 4) | 0)] = bf16Encode(x4);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 5) | 0)] = bf16Encode(x5);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 6) | 0)] = bf16Encode(x6);
-              As[((((((imul(imul(stage, 128), 40) + imul(r, 40)) | 0) + c) | 0) + 7) | 0)] = bf16Encode(x7);
-            }
-          }
-          {
-            const p_1 = (tx + 0) | 0;
+          for (let i_1 = 0; i_1 < 2; i_1 = (i_1 + 1) | 0) {
+            const p_1 = (tx + imul(i_1, 256)) | 0;
             if (p_1 < 512) {
-              const r_1 = (p_1 / 16) | 0;
-              const c_1 = imul(((p_1 % 16) | 0), 8);
-              const x0_1 = bf16Decode(B[((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0)]);
-              const x1_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 1) | 0)]);
-              const x2_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 2) | 0)]);
-              const x3_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 3) | 0)]);
-              const x4_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 4) | 0)]);
-              const x5_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 5) | 0)]);
-              const x6_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 6) | 0)]);
-              const x7_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 7) | 0)]);
-              Bs[((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0)] = bf16Encode(x0_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 1) | 0)] = bf16Encode(x1_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 2) | 0)] = bf16Encode(x2_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 3) | 0)] = bf16Encode(x3_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 4) | 0)] = bf16Encode(x4_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 5) | 0)] = bf16Encode(x5_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 6) | 0)] = bf16Encode(x6_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 7) | 0)] = bf16Encode(x7_1);
-            }
-          }
-          {
-            const p_1 = (tx + 256) | 0;
-            if (p_1 < 512) {
-              const r_1 = (p_1 / 16) | 0;
-              const c_1 = imul(((p_1 % 16) | 0), 8);
-              const x0_1 = bf16Decode(B[((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0)]);
-              const x1_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 1) | 0)]);
-              const x2_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 2) | 0)]);
-              const x3_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 3) | 0)]);
-              const x4_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 4) | 0)]);
-              const x5_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 5) | 0)]);
-              const x6_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 6) | 0)]);
-              const x7_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 7) | 0)]);
-              Bs[((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0)] = bf16Encode(x0_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 1) | 0)] = bf16Encode(x1_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 2) | 0)] = bf16Encode(x2_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 3) | 0)] = bf16Encode(x3_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 4) | 0)] = bf16Encode(x4_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 5) | 0)] = bf16Encode(x5_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 6) | 0)] = bf16Encode(x6_1);
-              Bs[((((((imul(imul(stage, 32), 136) + imul(r_1, 136)) | 0) + c_1) | 0) + 7) | 0)] = bf16Encode(x7_1);
+              const x0_1 = bf16Decode(B[((((imul(((k0 + ((p_1 / 16) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 16) | 0), 8)) | 0)]);
+              const x1_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 16) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 1) | 0)]);
+              const x2_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 16) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 2) | 0)]);
+              const x3_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 16) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 3) | 0)]);
+              const x4_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 16) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 4) | 0)]);
+              const x5_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 16) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 5) | 0)]);
+              const x6_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 16) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 6) | 0)]);
+              const x7_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 16) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 7) | 0)]);
+              staged[t * 32 + imul(((2 + i_1) | 0), 8)] = bf16Encode(x0_1);
+              staged[t * 32 + ((imul(((2 + i_1) | 0), 8) + 1) | 0)] = bf16Encode(x1_1);
+              staged[t * 32 + ((imul(((2 + i_1) | 0), 8) + 2) | 0)] = bf16Encode(x2_1);
+              staged[t * 32 + ((imul(((2 + i_1) | 0), 8) + 3) | 0)] = bf16Encode(x3_1);
+              staged[t * 32 + ((imul(((2 + i_1) | 0), 8) + 4) | 0)] = bf16Encode(x4_1);
+              staged[t * 32 + ((imul(((2 + i_1) | 0), 8) + 5) | 0)] = bf16Encode(x5_1);
+              staged[t * 32 + ((imul(((2 + i_1) | 0), 8) + 6) | 0)] = bf16Encode(x6_1);
+              staged[t * 32 + ((imul(((2 + i_1) | 0), 8) + 7) | 0)] = bf16Encode(x7_1);
             }
           }
         }
       }
       if (step >= 0) {
-        const stage_1 = (step % 2) | 0;
+        const stage = (step % 2) | 0;
         threads2: for (let t = 0; t < threads; t++) {
           let aTile = aTile_slots[t];
           let warpRow = warpRow_slots[t];
           let bTile = bTile_slots[t];
           let warpCol = warpCol_slots[t];
-          aTile = (imul(imul(stage_1, 128), 40) + imul(imul(warpRow, 64), 40)) | 0;
-          bTile = (imul(imul(stage_1, 32), 136) + imul(warpCol, 32)) | 0;
+          aTile = (imul(imul(stage, 128), 40) + imul(imul(warpRow, 64), 40)) | 0;
+          bTile = (imul(imul(stage, 32), 136) + imul(warpCol, 32)) | 0;
           aTile_slots[t] = aTile;
           bTile_slots[t] = bTile;
         }
@@ -271,25 +220,25 @@ export function hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256(args, block
               const tz = (t / (nx * ny)) | 0;
               let aTile = aTile_slots[t];
               let bTile = bTile_slots[t];
-              for (let i = 0; i < 4; i = (i + 1) | 0) {
+              for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
                 {
                   const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-                  const laneRow = (((((((aTile + imul(imul(i, 16), 40)) | 0) + kk) | 0) + imul(((((0 + imul(((lane >> 3) & 1), 8)) | 0) + (lane & 7)) | 0), 40)) | 0) + ((0 + imul(((lane >> 4) & 1), 8)) | 0)) | 0;
+                  const laneRow = (((((((aTile + imul(imul(i_2, 16), 40)) | 0) + kk) | 0) + imul(((((0 + imul(((lane >> 3) & 1), 8)) | 0) + (lane & 7)) | 0), 40)) | 0) + ((0 + imul(((lane >> 4) & 1), 8)) | 0)) | 0;
                   const ldmatrixRow = bf16Decode(As[laneRow]);
                 }
                 {
                   const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
                   const laneGroup = lane_1 >> 2;
                   const lanePlace = lane_1 & 3;
-                  const element = (((((((aTile + imul(imul(i, 16), 40)) | 0) + kk) | 0) + imul(laneGroup, 40)) | 0) + imul(lanePlace, 2)) | 0;
-                  a[t * 32 + imul(i, 8)] = fround(bf16Decode(As[element]));
-                  a[t * 32 + ((imul(i, 8) + 1) | 0)] = fround(bf16Decode(As[((element + 1) | 0)]));
-                  a[t * 32 + ((imul(i, 8) + 2) | 0)] = fround(bf16Decode(As[((element + 320) | 0)]));
-                  a[t * 32 + ((imul(i, 8) + 3) | 0)] = fround(bf16Decode(As[((((element + 320) | 0) + 1) | 0)]));
-                  a[t * 32 + ((imul(i, 8) + 4) | 0)] = fround(bf16Decode(As[((element + 8) | 0)]));
-                  a[t * 32 + ((imul(i, 8) + 5) | 0)] = fround(bf16Decode(As[((element + 9) | 0)]));
-                  a[t * 32 + ((imul(i, 8) + 6) | 0)] = fround(bf16Decode(As[((((element + 320) | 0) + 8) | 0)]));
-                  a[t * 32 + ((imul(i, 8) + 7) | 0)] = fround(bf16Decode(As[((((element + 320) | 0) + 9) | 0)]));
+                  const element = (((((((aTile + imul(imul(i_2, 16), 40)) | 0) + kk) | 0) + imul(laneGroup, 40)) | 0) + imul(lanePlace, 2)) | 0;
+                  a[t * 32 + imul(i_2, 8)] = fround(bf16Decode(As[element]));
+                  a[t * 32 + ((imul(i_2, 8) + 1) | 0)] = fround(bf16Decode(As[((element + 1) | 0)]));
+                  a[t * 32 + ((imul(i_2, 8) + 2) | 0)] = fround(bf16Decode(As[((element + 320) | 0)]));
+                  a[t * 32 + ((imul(i_2, 8) + 3) | 0)] = fround(bf16Decode(As[((((element + 320) | 0) + 1) | 0)]));
+                  a[t * 32 + ((imul(i_2, 8) + 4) | 0)] = fround(bf16Decode(As[((element + 8) | 0)]));
+                  a[t * 32 + ((imul(i_2, 8) + 5) | 0)] = fround(bf16Decode(As[((element + 9) | 0)]));
+                  a[t * 32 + ((imul(i_2, 8) + 6) | 0)] = fround(bf16Decode(As[((((element + 320) | 0) + 8) | 0)]));
+                  a[t * 32 + ((imul(i_2, 8) + 7) | 0)] = fround(bf16Decode(As[((((element + 320) | 0) + 9) | 0)]));
                 }
               }
               for (let j = 0; j < 4; j = (j + 1) | 0) {
@@ -310,45 +259,139 @@ export function hgemmMma_BM_128_BN_128_BK_32_WM_64_WN_32_THREADS_256(args, block
                 }
               }
             }
-            let i_1 = 0;
+            let i_3 = 0;
             loop2: for (;;) {
-              if (!(i_1 < 4)) break;
+              if (!(i_3 < 4)) break;
               body2: {
                 let j_1 = 0;
                 loop3: for (;;) {
                   if (!(j_1 < 4)) break;
                   body3: {
-                    mmaM16n8k16(acc, 64, (imul(i_1, 4) + j_1) | 0, a, 32, i_1, b, 16, j_1, threads);
+                    mmaM16n8k16(acc, 64, (imul(i_3, 4) + j_1) | 0, a, 32, i_3, b, 16, j_1, threads);
                   }
                   j_1 = (j_1 + 1) | 0;
                 }
               }
-              i_1 = (i_1 + 1) | 0;
+              i_3 = (i_3 + 1) | 0;
             }
           }
           kk = (kk + 16) | 0;
         }
       }
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        if (((step + 1) | 0) < steps) {
+          const next = (((step + 1) | 0) % 2) | 0;
+          {
+            const p_2 = (tx + 0) | 0;
+            if (p_2 < 512) {
+              const at = (((imul(imul(next, 128), 40) + imul(((p_2 / 4) | 0), 40)) | 0) + imul(((p_2 % 4) | 0), 8)) | 0;
+              const lane_4 = bf16Decode(staged[t * 32 + 0]);
+              const lane_5 = bf16Decode(staged[t * 32 + 1]);
+              const lane_6 = bf16Decode(staged[t * 32 + 2]);
+              const lane_7 = bf16Decode(staged[t * 32 + 3]);
+              const lane_8 = bf16Decode(staged[t * 32 + 4]);
+              const lane_9 = bf16Decode(staged[t * 32 + 5]);
+              const lane_10 = bf16Decode(staged[t * 32 + 6]);
+              const lane_11 = bf16Decode(staged[t * 32 + 7]);
+              As[at] = bf16Encode(lane_4);
+              As[((at + 1) | 0)] = bf16Encode(lane_5);
+              As[((at + 2) | 0)] = bf16Encode(lane_6);
+              As[((at + 3) | 0)] = bf16Encode(lane_7);
+              As[((at + 4) | 0)] = bf16Encode(lane_8);
+              As[((at + 5) | 0)] = bf16Encode(lane_9);
+              As[((at + 6) | 0)] = bf16Encode(lane_10);
+              As[((at + 7) | 0)] = bf16Encode(lane_11);
+            }
+          }
+          {
+            const p_2 = (tx + 256) | 0;
+            if (p_2 < 512) {
+              const at = (((imul(imul(next, 128), 40) + imul(((p_2 / 4) | 0), 40)) | 0) + imul(((p_2 % 4) | 0), 8)) | 0;
+              const lane_12 = bf16Decode(staged[t * 32 + 8]);
+              const lane_13 = bf16Decode(staged[t * 32 + 9]);
+              const lane_14 = bf16Decode(staged[t * 32 + 10]);
+              const lane_15 = bf16Decode(staged[t * 32 + 11]);
+              const lane_16 = bf16Decode(staged[t * 32 + 12]);
+              const lane_17 = bf16Decode(staged[t * 32 + 13]);
+              const lane_18 = bf16Decode(staged[t * 32 + 14]);
+              const lane_19 = bf16Decode(staged[t * 32 + 15]);
+              As[at] = bf16Encode(lane_12);
+              As[((at + 1) | 0)] = bf16Encode(lane_13);
+              As[((at + 2) | 0)] = bf16Encode(lane_14);
+              As[((at + 3) | 0)] = bf16Encode(lane_15);
+              As[((at + 4) | 0)] = bf16Encode(lane_16);
+              As[((at + 5) | 0)] = bf16Encode(lane_17);
+              As[((at + 6) | 0)] = bf16Encode(lane_18);
+              As[((at + 7) | 0)] = bf16Encode(lane_19);
+            }
+          }
+          {
+            const p_3 = (tx + 0) | 0;
+            if (p_3 < 512) {
+              const at_1 = (((imul(imul(next, 32), 136) + imul(((p_3 / 16) | 0), 136)) | 0) + imul(((p_3 % 16) | 0), 8)) | 0;
+              const lane_20 = bf16Decode(staged[t * 32 + 16]);
+              const lane_21 = bf16Decode(staged[t * 32 + 17]);
+              const lane_22 = bf16Decode(staged[t * 32 + 18]);
+              const lane_23 = bf16Decode(staged[t * 32 + 19]);
+              const lane_24 = bf16Decode(staged[t * 32 + 20]);
+              const lane_25 = bf16Decode(staged[t * 32 + 21]);
+              const lane_26 = bf16Decode(staged[t * 32 + 22]);
+              const lane_27 = bf16Decode(staged[t * 32 + 23]);
+              Bs[at_1] = bf16Encode(lane_20);
+              Bs[((at_1 + 1) | 0)] = bf16Encode(lane_21);
+              Bs[((at_1 + 2) | 0)] = bf16Encode(lane_22);
+              Bs[((at_1 + 3) | 0)] = bf16Encode(lane_23);
+              Bs[((at_1 + 4) | 0)] = bf16Encode(lane_24);
+              Bs[((at_1 + 5) | 0)] = bf16Encode(lane_25);
+              Bs[((at_1 + 6) | 0)] = bf16Encode(lane_26);
+              Bs[((at_1 + 7) | 0)] = bf16Encode(lane_27);
+            }
+          }
+          {
+            const p_3 = (tx + 256) | 0;
+            if (p_3 < 512) {
+              const at_1 = (((imul(imul(next, 32), 136) + imul(((p_3 / 16) | 0), 136)) | 0) + imul(((p_3 % 16) | 0), 8)) | 0;
+              const lane_28 = bf16Decode(staged[t * 32 + 24]);
+              const lane_29 = bf16Decode(staged[t * 32 + 25]);
+              const lane_30 = bf16Decode(staged[t * 32 + 26]);
+              const lane_31 = bf16Decode(staged[t * 32 + 27]);
+              const lane_32 = bf16Decode(staged[t * 32 + 28]);
+              const lane_33 = bf16Decode(staged[t * 32 + 29]);
+              const lane_34 = bf16Decode(staged[t * 32 + 30]);
+              const lane_35 = bf16Decode(staged[t * 32 + 31]);
+              Bs[at_1] = bf16Encode(lane_28);
+              Bs[((at_1 + 1) | 0)] = bf16Encode(lane_29);
+              Bs[((at_1 + 2) | 0)] = bf16Encode(lane_30);
+              Bs[((at_1 + 3) | 0)] = bf16Encode(lane_31);
+              Bs[((at_1 + 4) | 0)] = bf16Encode(lane_32);
+              Bs[((at_1 + 5) | 0)] = bf16Encode(lane_33);
+              Bs[((at_1 + 6) | 0)] = bf16Encode(lane_34);
+              Bs[((at_1 + 7) | 0)] = bf16Encode(lane_35);
+            }
+          }
+        }
+      }
     }
     step = (step + 1) | 0;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
     const tz = (t / (nx * ny)) | 0;
     let warpRow = warpRow_slots[t];
     let warpCol = warpCol_slots[t];
-    for (let i_2 = 0; i_2 < 4; i_2 = (i_2 + 1) | 0) {
+    for (let i_4 = 0; i_4 < 4; i_4 = (i_4 + 1) | 0) {
       for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
         {
-          const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-          const laneGroup_2 = lane_4 >> 2;
-          const lanePlace_2 = lane_4 & 3;
-          const element_2 = (((((((((imul(((((aRows + imul(warpRow, 64)) | 0) + imul(i_2, 16)) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + imul(j_2, 8)) | 0) + imul(laneGroup_2, N)) | 0) + imul(lanePlace_2, 2)) | 0;
-          C[element_2] = acc[t * 64 + imul(((imul(i_2, 4) + j_2) | 0), 4)];
-          C[((element_2 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_2, 4) + j_2) | 0), 4) + 1) | 0)];
-          C[((element_2 + imul(N, 8)) | 0)] = acc[t * 64 + ((imul(((imul(i_2, 4) + j_2) | 0), 4) + 2) | 0)];
-          C[((((element_2 + imul(N, 8)) | 0) + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_2, 4) + j_2) | 0), 4) + 3) | 0)];
+          const lane_36 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+          const laneGroup_2 = lane_36 >> 2;
+          const lanePlace_2 = lane_36 & 3;
+          const element_2 = (((((((((imul(((((aRows + imul(warpRow, 64)) | 0) + imul(i_4, 16)) | 0), N) + bCols) | 0) + imul(warpCol, 32)) | 0) + imul(j_2, 8)) | 0) + imul(laneGroup_2, N)) | 0) + imul(lanePlace_2, 2)) | 0;
+          C[element_2] = acc[t * 64 + imul(((imul(i_4, 4) + j_2) | 0), 4)];
+          C[((element_2 + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_4, 4) + j_2) | 0), 4) + 1) | 0)];
+          C[((element_2 + imul(N, 8)) | 0)] = acc[t * 64 + ((imul(((imul(i_4, 4) + j_2) | 0), 4) + 2) | 0)];
+          C[((((element_2 + imul(N, 8)) | 0) + 1) | 0)] = acc[t * 64 + ((imul(((imul(i_4, 4) + j_2) | 0), 4) + 3) | 0)];
         }
       }
     }
@@ -363,10 +406,10 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
   const nx = 128, ny = 1, nz = 1, threads = 128;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   if (hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_arrays === undefined || hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_arrays.threads !== threads) {
-    hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_arrays = { threads, As: new Uint16Array(1536), Bs: new Uint16Array(1280), acc: new Float32Array(threads * 8), a: new Float32Array(threads * 8), b: new Float32Array(threads * 8), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), aTile_slots: new Int32Array(threads), bTile_slots: new Int32Array(threads) };
+    hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_arrays = { threads, As: new Uint16Array(1536), Bs: new Uint16Array(1280), acc: new Float32Array(threads * 8), a: new Float32Array(threads * 8), b: new Float32Array(threads * 8), staged: new Uint16Array(threads * 16), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), aTile_slots: new Int32Array(threads), bTile_slots: new Int32Array(threads) };
   }
-  const { As, Bs, acc, a, b, warpRow_slots, warpCol_slots, aTile_slots, bTile_slots } = hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_arrays;
-  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0);
+  const { As, Bs, acc, a, b, staged, warpRow_slots, warpCol_slots, aTile_slots, bTile_slots } = hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0); staged.fill(0);
   const aRows = imul(by, 32);
   const bCols = imul(bx, 32);
   const steps = (K / 16) | 0;
@@ -395,65 +438,60 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
       threads1: for (let t = 0; t < threads; t++) {
         const tx = t;
         if (((step + 1) | 0) < steps) {
-          const stage = (((step + 1) | 0) % 2) | 0;
           const k0 = imul(((step + 1) | 0), 16);
           {
             const p = (tx + 0) | 0;
             if (p < 64) {
-              const r = (p / 2) | 0;
-              const c = imul(((p % 2) | 0), 8);
-              const x0 = bf16Decode(A[((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0)]);
-              const x1 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 1) | 0)]);
-              const x2 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 2) | 0)]);
-              const x3 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 3) | 0)]);
-              const x4 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 4) | 0)]);
-              const x5 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 5) | 0)]);
-              const x6 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 6) | 0)]);
-              const x7 = bf16Decode(A[((((((imul(((aRows + r) | 0), K) + k0) | 0) + c) | 0) + 7) | 0)]);
-              As[((((imul(imul(stage, 32), 24) + imul(r, 24)) | 0) + c) | 0)] = bf16Encode(x0);
-              As[((((((imul(imul(stage, 32), 24) + imul(r, 24)) | 0) + c) | 0) + 1) | 0)] = bf16Encode(x1);
-              As[((((((imul(imul(stage, 32), 24) + imul(r, 24)) | 0) + c) | 0) + 2) | 0)] = bf16Encode(x2);
-              As[((((((imul(imul(stage, 32), 24) + imul(r, 24)) | 0) + c) | 0) + 3) | 0)] = bf16Encode(x3);
-              As[((((((imul(imul(stage, 32), 24) + imul(r, 24)) | 0) + c) | 0) + 4) | 0)] = bf16Encode(x4);
-              As[((((((imul(imul(stage, 32), 24) + imul(r, 24)) | 0) + c) | 0) + 5) | 0)] = bf16Encode(x5);
-              As[((((((imul(imul(stage, 32), 24) + imul(r, 24)) | 0) + c) | 0) + 6) | 0)] = bf16Encode(x6);
-              As[((((((imul(imul(stage, 32), 24) + imul(r, 24)) | 0) + c) | 0) + 7) | 0)] = bf16Encode(x7);
+              const x0 = bf16Decode(A[((((imul(((aRows + ((p / 2) | 0)) | 0), K) + k0) | 0) + imul(((p % 2) | 0), 8)) | 0)]);
+              const x1 = bf16Decode(A[((((((imul(((aRows + ((p / 2) | 0)) | 0), K) + k0) | 0) + imul(((p % 2) | 0), 8)) | 0) + 1) | 0)]);
+              const x2 = bf16Decode(A[((((((imul(((aRows + ((p / 2) | 0)) | 0), K) + k0) | 0) + imul(((p % 2) | 0), 8)) | 0) + 2) | 0)]);
+              const x3 = bf16Decode(A[((((((imul(((aRows + ((p / 2) | 0)) | 0), K) + k0) | 0) + imul(((p % 2) | 0), 8)) | 0) + 3) | 0)]);
+              const x4 = bf16Decode(A[((((((imul(((aRows + ((p / 2) | 0)) | 0), K) + k0) | 0) + imul(((p % 2) | 0), 8)) | 0) + 4) | 0)]);
+              const x5 = bf16Decode(A[((((((imul(((aRows + ((p / 2) | 0)) | 0), K) + k0) | 0) + imul(((p % 2) | 0), 8)) | 0) + 5) | 0)]);
+              const x6 = bf16Decode(A[((((((imul(((aRows + ((p / 2) | 0)) | 0), K) + k0) | 0) + imul(((p % 2) | 0), 8)) | 0) + 6) | 0)]);
+              const x7 = bf16Decode(A[((((((imul(((aRows + ((p / 2) | 0)) | 0), K) + k0) | 0) + imul(((p % 2) | 0), 8)) | 0) + 7) | 0)]);
+              staged[t * 16 + 0] = bf16Encode(x0);
+              staged[t * 16 + 1] = bf16Encode(x1);
+              staged[t * 16 + 2] = bf16Encode(x2);
+              staged[t * 16 + 3] = bf16Encode(x3);
+              staged[t * 16 + 4] = bf16Encode(x4);
+              staged[t * 16 + 5] = bf16Encode(x5);
+              staged[t * 16 + 6] = bf16Encode(x6);
+              staged[t * 16 + 7] = bf16Encode(x7);
             }
           }
           {
             const p_1 = (tx + 0) | 0;
             if (p_1 < 64) {
-              const r_1 = (p_1 / 4) | 0;
-              const c_1 = imul(((p_1 % 4) | 0), 8);
-              const x0_1 = bf16Decode(B[((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0)]);
-              const x1_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 1) | 0)]);
-              const x2_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 2) | 0)]);
-              const x3_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 3) | 0)]);
-              const x4_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 4) | 0)]);
-              const x5_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 5) | 0)]);
-              const x6_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 6) | 0)]);
-              const x7_1 = bf16Decode(B[((((((imul(((k0 + r_1) | 0), N) + bCols) | 0) + c_1) | 0) + 7) | 0)]);
-              Bs[((((imul(imul(stage, 16), 40) + imul(r_1, 40)) | 0) + c_1) | 0)] = bf16Encode(x0_1);
-              Bs[((((((imul(imul(stage, 16), 40) + imul(r_1, 40)) | 0) + c_1) | 0) + 1) | 0)] = bf16Encode(x1_1);
-              Bs[((((((imul(imul(stage, 16), 40) + imul(r_1, 40)) | 0) + c_1) | 0) + 2) | 0)] = bf16Encode(x2_1);
-              Bs[((((((imul(imul(stage, 16), 40) + imul(r_1, 40)) | 0) + c_1) | 0) + 3) | 0)] = bf16Encode(x3_1);
-              Bs[((((((imul(imul(stage, 16), 40) + imul(r_1, 40)) | 0) + c_1) | 0) + 4) | 0)] = bf16Encode(x4_1);
-              Bs[((((((imul(imul(stage, 16), 40) + imul(r_1, 40)) | 0) + c_1) | 0) + 5) | 0)] = bf16Encode(x5_1);
-              Bs[((((((imul(imul(stage, 16), 40) + imul(r_1, 40)) | 0) + c_1) | 0) + 6) | 0)] = bf16Encode(x6_1);
-              Bs[((((((imul(imul(stage, 16), 40) + imul(r_1, 40)) | 0) + c_1) | 0) + 7) | 0)] = bf16Encode(x7_1);
+              const x0_1 = bf16Decode(B[((((imul(((k0 + ((p_1 / 4) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 4) | 0), 8)) | 0)]);
+              const x1_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 4) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 4) | 0), 8)) | 0) + 1) | 0)]);
+              const x2_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 4) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 4) | 0), 8)) | 0) + 2) | 0)]);
+              const x3_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 4) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 4) | 0), 8)) | 0) + 3) | 0)]);
+              const x4_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 4) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 4) | 0), 8)) | 0) + 4) | 0)]);
+              const x5_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 4) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 4) | 0), 8)) | 0) + 5) | 0)]);
+              const x6_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 4) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 4) | 0), 8)) | 0) + 6) | 0)]);
+              const x7_1 = bf16Decode(B[((((((imul(((k0 + ((p_1 / 4) | 0)) | 0), N) + bCols) | 0) + imul(((p_1 % 4) | 0), 8)) | 0) + 7) | 0)]);
+              staged[t * 16 + 8] = bf16Encode(x0_1);
+              staged[t * 16 + 9] = bf16Encode(x1_1);
+              staged[t * 16 + 10] = bf16Encode(x2_1);
+              staged[t * 16 + 11] = bf16Encode(x3_1);
+              staged[t * 16 + 12] = bf16Encode(x4_1);
+              staged[t * 16 + 13] = bf16Encode(x5_1);
+              staged[t * 16 + 14] = bf16Encode(x6_1);
+              staged[t * 16 + 15] = bf16Encode(x7_1);
             }
           }
         }
       }
       if (step >= 0) {
-        const stage_1 = (step % 2) | 0;
+        const stage = (step % 2) | 0;
         threads2: for (let t = 0; t < threads; t++) {
           let aTile = aTile_slots[t];
           let warpRow = warpRow_slots[t];
           let bTile = bTile_slots[t];
           let warpCol = warpCol_slots[t];
-          aTile = (imul(imul(stage_1, 32), 24) + imul(imul(warpRow, 16), 24)) | 0;
-          bTile = (imul(imul(stage_1, 16), 40) + imul(warpCol, 16)) | 0;
+          aTile = (imul(imul(stage, 32), 24) + imul(imul(warpRow, 16), 24)) | 0;
+          bTile = (imul(imul(stage, 16), 40) + imul(warpCol, 16)) | 0;
           aTile_slots[t] = aTile;
           bTile_slots[t] = bTile;
         }
@@ -536,19 +574,69 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
           kk = (kk + 16) | 0;
         }
       }
+      threads4: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        if (((step + 1) | 0) < steps) {
+          const next = (((step + 1) | 0) % 2) | 0;
+          {
+            const p_2 = (tx + 0) | 0;
+            if (p_2 < 64) {
+              const at = (((imul(imul(next, 32), 24) + imul(((p_2 / 2) | 0), 24)) | 0) + imul(((p_2 % 2) | 0), 8)) | 0;
+              const lane_6 = bf16Decode(staged[t * 16 + 0]);
+              const lane_7 = bf16Decode(staged[t * 16 + 1]);
+              const lane_8 = bf16Decode(staged[t * 16 + 2]);
+              const lane_9 = bf16Decode(staged[t * 16 + 3]);
+              const lane_10 = bf16Decode(staged[t * 16 + 4]);
+              const lane_11 = bf16Decode(staged[t * 16 + 5]);
+              const lane_12 = bf16Decode(staged[t * 16 + 6]);
+              const lane_13 = bf16Decode(staged[t * 16 + 7]);
+              As[at] = bf16Encode(lane_6);
+              As[((at + 1) | 0)] = bf16Encode(lane_7);
+              As[((at + 2) | 0)] = bf16Encode(lane_8);
+              As[((at + 3) | 0)] = bf16Encode(lane_9);
+              As[((at + 4) | 0)] = bf16Encode(lane_10);
+              As[((at + 5) | 0)] = bf16Encode(lane_11);
+              As[((at + 6) | 0)] = bf16Encode(lane_12);
+              As[((at + 7) | 0)] = bf16Encode(lane_13);
+            }
+          }
+          {
+            const p_3 = (tx + 0) | 0;
+            if (p_3 < 64) {
+              const at_1 = (((imul(imul(next, 16), 40) + imul(((p_3 / 4) | 0), 40)) | 0) + imul(((p_3 % 4) | 0), 8)) | 0;
+              const lane_14 = bf16Decode(staged[t * 16 + 8]);
+              const lane_15 = bf16Decode(staged[t * 16 + 9]);
+              const lane_16 = bf16Decode(staged[t * 16 + 10]);
+              const lane_17 = bf16Decode(staged[t * 16 + 11]);
+              const lane_18 = bf16Decode(staged[t * 16 + 12]);
+              const lane_19 = bf16Decode(staged[t * 16 + 13]);
+              const lane_20 = bf16Decode(staged[t * 16 + 14]);
+              const lane_21 = bf16Decode(staged[t * 16 + 15]);
+              Bs[at_1] = bf16Encode(lane_14);
+              Bs[((at_1 + 1) | 0)] = bf16Encode(lane_15);
+              Bs[((at_1 + 2) | 0)] = bf16Encode(lane_16);
+              Bs[((at_1 + 3) | 0)] = bf16Encode(lane_17);
+              Bs[((at_1 + 4) | 0)] = bf16Encode(lane_18);
+              Bs[((at_1 + 5) | 0)] = bf16Encode(lane_19);
+              Bs[((at_1 + 6) | 0)] = bf16Encode(lane_20);
+              Bs[((at_1 + 7) | 0)] = bf16Encode(lane_21);
+            }
+          }
+        }
+      }
     }
     step = (step + 1) | 0;
   }
-  threads4: for (let t = 0; t < threads; t++) {
+  threads5: for (let t = 0; t < threads; t++) {
     const tx = t;
     const ty = (t / nx) | 0;
     const tz = (t / (nx * ny)) | 0;
     let warpRow = warpRow_slots[t];
     let warpCol = warpCol_slots[t];
     {
-      const lane_6 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-      const laneGroup_3 = lane_6 >> 2;
-      const lanePlace_3 = lane_6 & 3;
+      const lane_22 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+      const laneGroup_3 = lane_22 >> 2;
+      const lanePlace_3 = lane_22 & 3;
       const element_3 = (((((((((imul(((((aRows + imul(warpRow, 16)) | 0) + 0) | 0), N) + bCols) | 0) + imul(warpCol, 16)) | 0) + 0) | 0) + imul(laneGroup_3, N)) | 0) + imul(lanePlace_3, 2)) | 0;
       C[element_3] = acc[t * 8 + 0];
       C[((element_3 + 1) | 0)] = acc[t * 8 + 1];
@@ -556,9 +644,9 @@ export function hgemmMma_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128(args, blockId
       C[((((element_3 + imul(N, 8)) | 0) + 1) | 0)] = acc[t * 8 + 3];
     }
     {
-      const lane_7 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
-      const laneGroup_4 = lane_7 >> 2;
-      const lanePlace_4 = lane_7 & 3;
+      const lane_23 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+      const laneGroup_4 = lane_23 >> 2;
+      const lanePlace_4 = lane_23 & 3;
       const element_4 = (((((((((imul(((((aRows + imul(warpRow, 16)) | 0) + 0) | 0), N) + bCols) | 0) + imul(warpCol, 16)) | 0) + 8) | 0) + imul(laneGroup_4, N)) | 0) + imul(lanePlace_4, 2)) | 0;
       C[element_4] = acc[t * 8 + 4];
       C[((element_4 + 1) | 0)] = acc[t * 8 + 5];
