@@ -71,7 +71,7 @@ describe.skipIf(!nvccAvailable())(`nvcc accepts every generated .cu${nvccAvailab
   it("no matmul example spills registers", () => {
     expect(results.length).toBe(cases.length);
     cases.forEach((c, i) => {
-      if (!/^examples\/(matmul|sgemm)/.test(c.name)) return;
+      if (!/^examples\/(matmul|sgemm|hgemm-mma)/.test(c.name)) return;
       for (const fn of results[i]!.functions) {
         expect(fn.spillStoresBytes + fn.spillLoadsBytes, `${c.name} ${fn.name} spills`).toBe(0);
         expect(fn.registers, `${c.name} ${fn.name}`).toBeGreaterThan(0);

@@ -219,7 +219,7 @@ describe("warpgroup matrix operation errors", () => {
 
   it("TSK2035: warp fragments in wgmma, warpgroup fragments in mma", () => {
     const warp = '  const c = fragment.accumulator("m16n8k8", "f32", 1);\n  // @ts-expect-error\n  wgmma(c[0], a[0], Bs, 0);';
-    expect(errorsOf(warp)).toContain("error[TSK2035]: wgmma() takes fragments of a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies m16n8k8), but 'c' has shape m16n8k8\n --> kernel.ts:8:9");
+    expect(errorsOf(warp)).toContain("error[TSK2035]: wgmma() takes fragments of a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies m16n8k8 or m16n8k16), but 'c' has shape m16n8k8\n --> kernel.ts:8:9");
     const mixed = '  const a2 = fragment.a("m64n128k8", "tf32", 1);\n  // @ts-expect-error\n  wgmma(acc[0], a2[0], Bs, 0);';
     expect(errorsOf(mixed)).toContain("error[TSK2035]: wgmma() takes fragments of the accumulator's shape m64n64k8, but 'a2' has shape m64n128k8");
   });
@@ -230,7 +230,7 @@ describe("warpgroup matrix operation errors", () => {
 
   it("TSK1067: warpgroup shapes have no B fragments", () => {
     expect(errorsOf('  // @ts-expect-error\n  const b = fragment.b("m64n64k8", "tf32", 1);\n  fillFragment(b[0], 0);')).toContain(
-      'error[TSK1067]: fragment.b takes the shape "m16n8k8": wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments, found "m64n64k8"',
+      'error[TSK1067]: fragment.b takes the shape "m16n8k8" or "m16n8k16": wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments, found "m64n64k8"',
     );
   });
 });

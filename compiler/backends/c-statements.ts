@@ -8,7 +8,7 @@
  * an unroll pragma (CUDA) and a hook before each statement (CUDA's `#line`).
  */
 
-import { assertNever, type AtomicStmt, type BarrierStmt, type BarrierOpStmt, type SetMaxRegistersStmt, type TileCopyStmt, type TileStoreStmt, type TileStoreWaitStmt, type CollectiveStmt, type MemoryOperationStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
+import { assertNever, type AtomicStmt, type BarrierStmt, type BarrierOpStmt, type SetMaxRegistersStmt, type TileCopyStmt, type TileStoreStmt, type TileStoreWaitStmt, type CollectiveStmt, type MemoryOperationStmt, type MatrixLoadStmt, type MmaStmt, type WgmmaStmt, type WgmmaSyncStmt, type Span, type Stmt } from "../ir/ir.ts";
 import type { ExprPrinter } from "./expr-printer.ts";
 import type { Writer } from "./writer.ts";
 
@@ -31,8 +31,11 @@ export interface CStatementTarget {
   memoryOperation?(stmt: MemoryOperationStmt): readonly string[];
   /** Prints an atomic or a collective through `out` (a loop where the target needs one). */
   operation(stmt: AtomicStmt | CollectiveStmt): void;
-  /** The lines of an `mma` or a `wgmma` statement, for targets that have matrix operations (legalize splits fragment loads and stores). */
-  matrix?(stmt: MmaStmt | WgmmaStmt | WgmmaSyncStmt): readonly string[];
+  /**
+   * The lines of an `mma` or a `wgmma` statement, for targets that have matrix operations (legalize splits fragment
+   * loads and stores), and of a `loadMatrix` that legalize kept whole for ldmatrix (MatrixLoadStmt.ldmatrix.laneRow).
+   */
+  matrix?(stmt: MmaStmt | WgmmaStmt | WgmmaSyncStmt | MatrixLoadStmt): readonly string[];
   /** The line of an mbarrier operation, for targets that have them (the validator rejects them elsewhere: TSK3085). */
   barrierOp?(stmt: BarrierOpStmt | SetMaxRegistersStmt | TileCopyStmt | TileStoreStmt | TileStoreWaitStmt): string;
   /** A line printed before an `unroll:` loop, if the target has one. */
@@ -181,6 +184,11 @@ function printCStatement(stmt: Stmt, target: CStatementTarget): void {
       out.line(target.barrierOp(stmt));
       return;
     case "matrixLoad":
+      if (stmt.ldmatrix?.laneRow && target.matrix) {
+        for (const line of target.matrix(stmt)) out.line(line);
+        return;
+      }
+      throw new Error("internal: matrixLoad reached the printer; legalize splits it into element accesses");
     case "matrixStore":
       throw new Error(`internal: ${stmt.kind} reached the printer; legalize splits it into element accesses`);
     default:

@@ -1,6 +1,7 @@
 /**
- * Matrix operations on CUDA: `mma` becomes one `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` (tensor
- * cores, sm_80 and later) through inline PTX, with the lane's fragment elements as its registers in the order
+ * Matrix operations on CUDA: `mma` becomes one `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` or, for
+ * m16n8k16, `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}` on registers that pack two 16-bit elements (tensor
+ * cores, sm_80 and later) through inline PTX, `loadMatrix` one `ldmatrix` per fragment, with the lane's fragment elements as its registers in the order
  * of the layout table (ir/matrix.ts is PTX's layout); the `roundTf32` that legalize puts into fragment loads is
  * `cvt.rna.tf32.f32`. Below sm_80 the rounding is done on the bits and `mma` traps: the instruction does not
  * exist there. `wgmma` becomes `wgmma.mma_async…tf32` (sm_90a only: the runtime compiles such modules for
@@ -19,8 +20,8 @@
  * (cuda-barriers.ts, storeFences).
  */
 
-import { isFragmentOperand, type ArrayRef, type Expr, type MmaStmt, type Stmt, type WarpgroupShape, type WgmmaStmt, type WgmmaSyncStmt } from "../ir/ir.ts";
-import { fragmentLayout, fragmentSlot, isWarpgroupShape, warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
+import { isFragmentOperand, type ArrayRef, type Expr, type MatrixLoadStmt, type MmaStmt, type Stmt, type WarpgroupShape, type WgmmaStmt, type WgmmaSyncStmt } from "../ir/ir.ts";
+import { fragmentLayout, fragmentSlot, isWarpgroupShape, ldmatrixPlan, mmaHalfRegisters, warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** The marker line of modules that use wgmma: the runtime compiles them for sm_90a (runtime/cuda/cuda-device.ts). */
@@ -30,14 +31,21 @@ export const warpgroupMarker = "// tskernel: this module uses wgmma (sm_90a)";
 export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   let rounds = false;
   let multiplies = false;
+  const multiplies16 = new Set<"bf16" | "f16">();
+  const loads = new Set<string>();
   const shapes = new Set<string>();
   let synchronizes = false;
   const halfA = new Set<string>();
-  const isHalfA = (array: ArrayRef) => array.fragment?.role === "a" && (array.fragment.element === "bf16" || array.fragment.element === "f16");
+  const isHalfA = (array: ArrayRef) => array.fragment?.role !== "accumulator" && (array.fragment?.element === "bf16" || array.fragment?.element === "f16");
   for (const body of bodies) {
     walkStmts(body, (stmt) => {
       if (stmt.kind === "store" && isHalfA(stmt.array)) halfA.add(stmt.array.fragment!.element);
-      if (stmt.kind === "mma") multiplies = true;
+      if (stmt.kind === "mma") {
+        const element = stmt.a.array.fragment!.element;
+        if (element === "bf16" || element === "f16") multiplies16.add(element);
+        else multiplies = true;
+      }
+      if (stmt.kind === "matrixLoad" && stmt.ldmatrix?.laneRow) loads.add(ldmatrixName(stmt));
       if (stmt.kind === "wgmma") shapes.add(wgmmaVariant(stmt));
       if (stmt.kind === "wgmmaSync") synchronizes = true;
       for (const expr of exprsOf(stmt)) {
@@ -51,6 +59,8 @@ export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   const lines: string[] = [];
   if (rounds) lines.push(...roundHelper);
   if (multiplies) lines.push(...mmaHelper);
+  for (const element of [...multiplies16].sort()) lines.push(...mma16Helper(element));
+  for (const name of [...loads].sort()) lines.push(...ldmatrixHelper(name));
   if (shapes.size > 0 || synchronizes) lines.push("", warpgroupMarker, ...warpgroupHelpers);
   if ([...shapes].some((variant) => !variant.endsWith("tf32 k"))) lines.push(...descriptor16Helpers);
   for (const element of [...halfA].sort()) lines.push(...fragment16Helpers(element as "bf16" | "f16"));
@@ -137,7 +147,7 @@ const mmaHelper = [
  * `mma.sync.aligned.m16n8k16.row.col.f32.<e>.<e>.f32` (sm_80 and later). A comes as four .b32 registers and B
  * as two, each packing two elements as ir/matrix.ts's mmaHalfRegisters says (element 2i in the low half), the
  * layouts ir/matrix.ts's mmaM16n8k16Layouts; the 16-bit A fragments' registers (fragment16Helpers) are already
- * in this form. Not yet called by any statement: `mma` lowers the m16n8k8 shape only (issue 22 §1).
+ * in this form, and so are m16n8k16's B fragments and what ldmatrix gives (cudaLdmatrix).
  */
 export function mma16Helper(element: "bf16" | "f16"): string[] {
   return [
@@ -155,13 +165,60 @@ export function mma16Helper(element: "bf16" | "f16"): string[] {
   ];
 }
 
-/** `mma(acc[i], a[j], b[k])` as a call of the helper with each fragment's elements in order. */
+/**
+ * `mma(acc[i], a[j], b[k])` as a call of the helper with each fragment's elements in order; for m16n8k16 the
+ * 16-bit fragments' registers (two elements each, perLane/2 a fragment: cuda.ts declares them so).
+ */
 export function cudaMma(stmt: MmaStmt, element: (array: ArrayRef, index: Expr) => string): string {
   const elements = (ref: MmaStmt["a"]) => {
     const layout = fragmentLayout(ref.array.fragment!);
     return layout.rowE.map((_, e) => element(ref.array, fragmentSlot(ref.index, layout.perLane, e, stmt.span)));
   };
+  const registers = (ref: MmaStmt["a"]) => {
+    const perLane = fragmentLayout(ref.array.fragment!).perLane;
+    return mmaHalfRegisters(perLane).map((_, r) => element(ref.array, fragmentSlot(ref.index, perLane / 2, r, stmt.span)));
+  };
+  const input = stmt.a.array.fragment!.element;
+  if (input === "bf16" || input === "f16") return `tsk_mma_m16n8k16_${input}(${[...elements(stmt.accumulator), ...registers(stmt.a), ...registers(stmt.b)].join(", ")});`;
   return `tsk_mma_m16n8k8_tf32(${[...elements(stmt.accumulator), ...elements(stmt.a), ...elements(stmt.b)].join(", ")});`;
+}
+
+/** The helper of a kept `loadMatrix`: its count of 8×8 matrices and whether it transposes (ldmatrixPlan). */
+function ldmatrixName(stmt: MatrixLoadStmt): string {
+  const plan = ldmatrixPlan(fragmentLayout(stmt.fragment.array.fragment!), stmt.colStride ? "row" : "col");
+  return `tsk_ldmatrix_x${plan.count}${plan.transpose ? "_trans" : ""}`;
+}
+
+/**
+ * `ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16` (sm_75 and later): each lane names one 16-byte row
+ * (a generic pointer into shared memory, converted to the shared window) and receives its register per matrix.
+ * Volatile with a memory clobber, so that it stays between the barriers that order the shared tile around it.
+ */
+function ldmatrixHelper(name: string): string[] {
+  const count = Number(/_x(\d)/.exec(name)![1]);
+  const trans = name.endsWith("_trans");
+  const outs = Array.from({ length: count }, (_, i) => `%${i}`).join(", ");
+  return [
+    "",
+    `// ${count} 8×8 matrices of 16-bit elements from shared memory, ${trans ? "transposed, " : ""}one register each; p: the row this lane names.`,
+    `__device__ __forceinline__ void ${name}(${Array.from({ length: count }, (_, i) => `unsigned& r${i}`).join(", ")}, const void* p) {`,
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750",
+    "  const unsigned address = (unsigned)__cvta_generic_to_shared(p);",
+    `  asm volatile("ldmatrix.sync.aligned.m8n8.x${count}${trans ? ".trans" : ""}.shared.b16 {${outs}}, [%${count}];"`,
+    `      : ${Array.from({ length: count }, (_, i) => `"=r"(r${i})`).join(", ")}`,
+    '      : "r"(address) : "memory");',
+    "#else",
+    "  __trap();",
+    "#endif",
+    "}",
+  ];
+}
+
+/** A `loadMatrix` kept whole: the fragment's registers and the address of the lane's row (legalize's laneRow). */
+export function cudaLdmatrix(stmt: MatrixLoadStmt, element: (array: ArrayRef, index: Expr) => string, print: (expr: Expr) => string, name: (array: ArrayRef) => string): string {
+  const perLane = fragmentLayout(stmt.fragment.array.fragment!).perLane;
+  const registers = mmaHalfRegisters(perLane).map((_, r) => element(stmt.fragment.array, fragmentSlot(stmt.fragment.index, perLane / 2, r, stmt.span)));
+  return `${ldmatrixName(stmt)}(${registers.join(", ")}, &${name(stmt.source)}[${print(stmt.ldmatrix!.laneRow!)}]);`;
 }
 
 /** True when a kernel body uses wgmma: its barriers then publish shared memory to the async proxy first. */

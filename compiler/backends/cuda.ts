@@ -31,7 +31,7 @@ import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts
 import { Writer } from "./writer.ts";
 import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
-import { cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, wgmmaSettled, type WarpgroupFragment } from "./cuda-matrix.ts";
+import { cudaLdmatrix, cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, wgmmaSettled, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
 import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storeFences, storesTiles, type ProxyFences } from "./cuda-barriers.ts";
 
@@ -264,12 +264,12 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
       const size = unit.sharedSizes.get(array)?.[0] ?? 0;
       lineDirective(array.span);
       // A warpgroup's A fragments hold the bits wgmma reads (.b32 registers): the same registers then stay
-      // live while a group is in flight (cuda-matrix.ts). A 16-bit one packs two elements a register.
-      const element = isWarpgroupA(array) ? "unsigned" : vectors.element(array.elementType);
-      out.line(`${element} ${names.name(array, array.name)}[${isWarpgroupA16(array) ? size / 2 : size}];`);
+      // live while a group is in flight (cuda-matrix.ts). A 16-bit one (and m16n8k16's B) packs two elements a register.
+      const element = isWarpgroupA(array) || isFragment16(array) ? "unsigned" : vectors.element(array.elementType);
+      out.line(`${element} ${names.name(array, array.name)}[${isFragment16(array) ? size / 2 : size}];`);
     }
     const warpgroupFragments = usesWgmma(kernel.body)
-      ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: (unit.sharedSizes.get(array)?.[0] ?? 0) / (isWarpgroupA16(array) ? 2 : 1), role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
+      ? kernel.locals.filter((array) => array.fragment && isWarpgroupShape(array.fragment.shape)).map((array) => ({ name: names.lookup(array), size: (unit.sharedSizes.get(array)?.[0] ?? 0) / (isFragment16(array) ? 2 : 1), role: array.fragment!.role === "a" ? ("a" as const) : ("accumulator" as const) }))
       : [];
     const wgmmaWrites = usesWgmma(kernel.body) ? writesWgmmaOperands(kernel.body) : { stores: false, copies: false };
     const stores = storesTiles(kernel.body);
@@ -328,7 +328,7 @@ function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): Ex
     // A narrow integer element reads as its value type, so that C++ picks int or unsigned overloads as the IR typed it.
     load: (expr, element) => {
       // A warpgroup A fragment holds bits (cuda.ts's declarations): a TF32 element is an f32's, a 16-bit one half a register.
-      if (isWarpgroupA16(expr.array)) {
+      if (isFragment16(expr.array)) {
         const index = printer.print(expr.indices[0]!);
         return { text: `tsk_a16_get_${expr.array.fragment!.element}(${names.lookup(expr.array)}[(${index}) >> 1], (${index}) & 1)`, kind: "atom" };
       }
@@ -428,8 +428,8 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
       return assignment(names.lookup(stmt.variable) + partPath(stmt.variable.type, stmt.path, context.vectors), stmt, printer);
     case "store": {
       const target = printer.element(stmt.array, stmt.indices) + partPath(stmt.array.elementType, stmt.path, context.vectors);
-      if (isWarpgroupA16(stmt.array)) {
-        if (stmt.op) throw new Error("internal: a compound store to a wgmma A fragment");
+      if (isFragment16(stmt.array)) {
+        if (stmt.op) throw new Error("internal: a compound store to a 16-bit fragment");
         // Element i is half i & 1 of register i >> 1; the helper rounds to nearest even, as the IR's rounding
         // (roundFragmentValue) that it replaces, so the f32 value goes in as it was.
         const element = stmt.array.fragment!.element;
@@ -481,9 +481,13 @@ function isWarpgroupA(array: ArrayRef): boolean {
   return array.fragment !== undefined && array.fragment.role === "a" && isWarpgroupShape(array.fragment.shape);
 }
 
-/** Whether an array holds 16-bit A fragments (bf16 or f16): two elements a register, a(2i) in the low half. */
-function isWarpgroupA16(array: ArrayRef): boolean {
-  return isWarpgroupA(array) && (array.fragment!.element === "bf16" || array.fragment!.element === "f16");
+/**
+ * Whether an array holds 16-bit input fragments (bf16 or f16 A fragments of the k16 shapes, m16n8k16's B): two
+ * elements a register, element 2i in the low half (ir/matrix.ts, mmaHalfRegisters), as mma.sync, wgmma and
+ * ldmatrix take and give them.
+ */
+export function isFragment16(array: ArrayRef): boolean {
+  return array.fragment !== undefined && array.fragment.role !== "accumulator" && (array.fragment.element === "bf16" || array.fragment.element === "f16");
 }
 
 /** A value stored into a 16-bit A fragment without the IR's f32 → 16-bit → f32 round trip, which the store's packing does itself. */
@@ -742,6 +746,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     matrix: (stmt) => {
       const element = (array: ArrayRef, index: Expr) => `${context.names.lookup(array)}[${context.printer.print(index)}]`;
       if (stmt.kind === "mma") return [cudaMma(stmt, element)];
+      if (stmt.kind === "matrixLoad") return [cudaLdmatrix(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array))];
       return cudaWarpgroup(stmt, element, (expr) => context.printer.print(expr), (array) => context.names.lookup(array), context.warpgroupFragments, !context.fences?.unfenced.has(stmt), context.settled?.get(stmt));
     },
     barrierOp: (stmt) => {

@@ -226,6 +226,41 @@ function mmaM16n8k8(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads, 
 `.trim().split("\n");
 
 /**
+ * `mmaM16n8k16`, for kernels with an m16n8k16 `mma` (after matrixRuntime, whose accumulator scratch it shares):
+ * the same for the 16-bit shape (A 16×16, B 16×8, the sixteen products in order; products of bf16 or f16
+ * values are exact in f32), ir/matrix.ts's mmaM16n8k16Reference, which tests/mma16.test.ts compares it with
+ * through a kernel.
+ */
+export const matrix16Runtime = String.raw`
+// mma.sync m16n8k16 (bf16 or f16 inputs, held as f32 values): A 16×16 a0 (g, 2q), a1 (g, 2q+1), a2 (g+8, 2q),
+// a3 (g+8, 2q+1), a4…a7 8 columns on; B 16×8 b0 (2q, g), b1 (2q+1, g), b2 (2q+8, g), b3 (2q+9, g).
+const mma16A = new Float32Array(256), mma16B = new Float32Array(128);
+function mmaM16n8k16(acc, accSize, accAt, a, aSize, aAt, b, bSize, bAt, threads, first = 0) {
+  if (threads % 32 !== 0) throw new Error("tskernel: mma needs blocks of whole warps (32 threads); this block has " + threads);
+  for (let w = first; w < threads; w += 32) {
+    for (let lane = 0; lane < 32; lane++) {
+      const g = lane >> 2, q = lane & 3, t = w + lane;
+      const ai = t * aSize + aAt * 8, bi = t * bSize + bAt * 4, ci = t * accSize + accAt * 4;
+      for (let e = 0; e < 8; e++) mma16A[(g + ((e >> 1) & 1) * 8) * 16 + 2 * q + (e & 1) + (e >> 2) * 8] = a[ai + e];
+      for (let e = 0; e < 4; e++) mma16B[(2 * q + (e & 1) + (e >> 1) * 8) * 8 + g] = b[bi + e];
+      mmaC[g * 8 + 2 * q] = acc[ci]; mmaC[g * 8 + 2 * q + 1] = acc[ci + 1]; mmaC[(g + 8) * 8 + 2 * q] = acc[ci + 2]; mmaC[(g + 8) * 8 + 2 * q + 1] = acc[ci + 3];
+    }
+    for (let r = 0; r < 16; r++) {
+      for (let c = 0; c < 8; c++) {
+        let sum = mmaC[r * 8 + c];
+        for (let k = 0; k < 16; k++) sum = fround(sum + mma16A[r * 16 + k] * mma16B[k * 8 + c]);
+        mmaC[r * 8 + c] = sum;
+      }
+    }
+    for (let lane = 0; lane < 32; lane++) {
+      const g = lane >> 2, q = lane & 3, ci = (w + lane) * accSize + accAt * 4;
+      acc[ci] = mmaC[g * 8 + 2 * q]; acc[ci + 1] = mmaC[g * 8 + 2 * q + 1]; acc[ci + 2] = mmaC[(g + 8) * 8 + 2 * q]; acc[ci + 3] = mmaC[(g + 8) * 8 + 2 * q + 1];
+    }
+  }
+}
+`.trim().split("\n");
+
+/**
  * `bitcastU32` and `bitcastF32` (docs/language.md §5): the bits pass through one f32 slot that a Uint32Array
  * views too. A NaN comes back as a JavaScript number, whose payload the engine need not keep: bitcastF32 of a
  * NaN pattern gives a NaN, not necessarily the same bits again (the language leaves NaN payloads unspecified).

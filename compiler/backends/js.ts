@@ -30,7 +30,7 @@ import { halfRuntime, halfRuntimeNames } from "./js-float16.ts";
 import { operationText } from "../passes/checks.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, tileStoreRuntime, warpgroup16Runtime, warpgroupRuntime } from "./js-runtime.ts";
+import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrix16Runtime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, tileStoreRuntime, warpgroup16Runtime, warpgroupRuntime } from "./js-runtime.ts";
 import { barrierCall, bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
@@ -104,6 +104,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   const bodies = input.kernels.map((unit) => unit.kernel.body);
   if (bodies.some((body) => [...atomicArrays(body)].some((array) => array.space === "global"))) for (const line of atomicsRuntime) out.line(line);
   if (bodies.some(usesMatrixRuntime)) for (const line of matrixRuntime) out.line(line);
+  if (bodies.some(usesMma16)) for (const line of matrix16Runtime) out.line(line);
   if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
   if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isHalfFloat(use.type)))) for (const line of halfRuntime) out.line(line);
   if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
@@ -191,6 +192,13 @@ function usesStmt(stmts: readonly Stmt[], test: (stmt: Stmt) => boolean): boolea
 function usesWgmma(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => stmt.kind === "wgmma" && (found = true));
+  return found;
+}
+
+/** Whether a body multiplies m16n8k16 fragments (the matrix runtime's 16-bit part). */
+function usesMma16(stmts: readonly Stmt[]): boolean {
+  let found = false;
+  walkStmts(stmts, (stmt) => stmt.kind === "mma" && stmt.accumulator.array.fragment!.shape === "m16n8k16" && (found = true));
   return found;
 }
 
@@ -795,7 +803,8 @@ class KernelPrinter {
       const { name, dims } = this.arrays.get(ref.array)!;
       return `${name}, ${dims![0]}, ${bare(this.blockPrinter.print(ref.index))}`;
     };
-    const call = `mmaM16n8k8(${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${operand(stmt.b)}, ${this.roles ? "warpgroupEnd, warpgroupFirst" : "threads"});`;
+    const shape = stmt.accumulator.array.fragment!.shape === "m16n8k16" ? "M16n8k16" : "M16n8k8";
+    const call = `mma${shape}(${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${operand(stmt.b)}, ${this.roles ? "warpgroupEnd, warpgroupFirst" : "threads"});`;
     // Checked mode reads block-level values from thread t's slots; the validator made the indices uniform.
     this.out.line(this.location ? `{ const t = ${this.roles ? "warpgroupFirst" : "0"}; ${call} }` : call);
   }

@@ -83,7 +83,7 @@ export const targets: Readonly<Record<TargetName, TargetInfo>> = {
     limits: { maxSharedBytes: 227 * 1024, maxThreadsPerBlock: 1024, maxBlockDims: [1024, 1024, 64], subgroupMultiple: 32, subgroupSizes: "warps of 32 threads on CUDA", maxPrivateBytes: 512 * 1024, maxParamBytes: 32764, matrixOperations: true, deviceScopeFence: true, warpgroupRoles: true },
     // C++ leaves signed overflow and shifts by 32 or more undefined, and nvcc optimizes on it: i32 arithmetic
     // goes through unsigned and shift amounts are masked, as the language defines them (wrap-integers.ts).
-    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true, splitSwizzleStores: true, expandFunctions: true, nativeF32Functions: new Set(["inverseSqrt"]) },
+    legalize: { shiftAmountU32: false, dropUnsignedAbs: true, splitVectorAccesses: false, synchronousCopies: false, wrapSignedArithmetic: true, maskShiftAmounts: true, splitMatrixAccesses: true, ldmatrix: true, splitSwizzleStores: true, expandFunctions: true, nativeF32Functions: new Set(["inverseSqrt"]) },
     unrollInIR: false,
     scalarizePrivateArrays: false,
     // Small structs with inline helpers (cuda-vectors.ts): nvcc keeps their lanes in registers as it would
@@ -313,7 +313,7 @@ export const cudaSpelling: Spelling = {
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_check", "tsk_report", "tsk_arrived", "__syncthreads_count", "__activemask", "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", ...cudaHalfNames, "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32",
+    "tsk_check", "tsk_report", "tsk_arrived", "__syncthreads_count", "__activemask", "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", ...cudaHalfNames, "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32", "tsk_mma_m16n8k16_bf16", "tsk_mma_m16n8k16_f16", "tsk_ldmatrix_x1", "tsk_ldmatrix_x2", "tsk_ldmatrix_x4", "tsk_ldmatrix_x1_trans", "tsk_ldmatrix_x2_trans", "tsk_ldmatrix_x4_trans",
   ]),
 };
 

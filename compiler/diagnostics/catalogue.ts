@@ -91,6 +91,7 @@ export const catalogue = {
   TSK1171: { severity: "error", template: "{0} takes {1} in its options object; found {2}" },
   TSK1172: { severity: "error", template: "storeTile() takes {0}; found {1}" },
   TSK1173: { severity: "error", template: "waitTileStores() takes the number of tile stores that may still read their source, a constant from 0 to 7; found {0}" },
+  TSK1174: { severity: "error", template: "loadMatrix() reads rows of 8 contiguous elements (ldmatrix): leave colStride out, or give stride 1 and the columns' step as colStride; found stride {0} and colStride {1}" },
 
   // Types.
   TSK2001: { severity: "error", template: "operator '{0}' needs operands of one type, found {1} and {2}" },
@@ -110,6 +111,8 @@ export const catalogue = {
   TSK2036: { severity: "error", template: "wgmma() reads B from a 1-D shared array of f32 elements; found {0}" },
   TSK2060: { severity: "error", template: "{0} takes a 1-D shared array of bf16 or f16 as {1}; found {2}" },
   TSK2061: { severity: "error", template: "wgmma() multiplies A and B of one type, but '{0}' holds {1} and '{2}' holds {3}" },
+  TSK2062: { severity: "error", template: "mma() multiplies A and B of one type, but '{0}' holds {1} and '{2}' holds {3}" },
+  TSK2063: { severity: "error", template: "{0} moves the {2} elements of '{1}' from an array of f32 or {2}, but '{3}' holds {4}" },
 
   // Validation.
   TSK3001: { severity: "error", template: "syncThreads() is reached in non-uniform control flow" },
@@ -153,6 +156,7 @@ export const catalogue = {
   TSK3162: { severity: "error", template: "wgmma()'s bBoxRows must be a multiple of 8 from 16 to 256 (whole groups of 8 rows of 128 bytes); found {0}" },
   TSK3163: { severity: "error", template: "{0} '{1}' from element {2}: the 128-byte swizzle needs a multiple of {3} elements (1024 bytes)" },
   TSK3164: { severity: "error", template: "storeFragment()'s boxRows must be a multiple of 8 from 8 to 256 (whole groups of 8 rows of 128 bytes); found {0}" },
+  TSK3165: { severity: "error", template: "loadMatrix() reads rows of 8 elements of '{0}' from {1} {2}: ldmatrix needs each row to start on 16 bytes, a multiple of 8 elements" },
   TSK3030: { severity: "error", template: "kernel '{0}' nests {1} levels deep here; {2} accepts at most {3}" },
   TSK3031: { severity: "error", template: "kernel '{0}' has {1} bytes of private arrays per thread; {2} allows at most {3}" },
   TSK3032: { severity: "error", template: "private array '{0}' has {1} bytes; {2} allows at most {3} per array" },

@@ -559,7 +559,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
     const special = lowerSpecialCall(context, origin.name, node, typeof hint === "string" ? hint : undefined) ?? lowerFragmentElementExpr(context, origin.name, node);
     if (special) return special;
     if (origin.name === "load4" || origin.name === "load8" || origin.name === "load16") return fail("TSK1028", span, [], { notes: [`destructure it where it is declared: \`const [x, y, z, w] = load4(array, index)\`${origin.name === "load4" ? "" : ` (${origin.name}: one name per element)`}`] });
-    if (["store4", "store8", "store16", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
+    if (["store4", "store8", "store16", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "loadMatrix", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
     return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' from tskernel is not a function that returns a value`] });
   }
   if (origin.kind === "user") {

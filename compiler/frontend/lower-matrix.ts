@@ -1,7 +1,8 @@
 /**
  * Lowers the matrix functions: `fragment.a/b/accumulator(shape, element, count)` declarations (private
- * arrays that hold `count` fragments, marked with their fragment type), and the statements `loadFragment`,
- * `storeFragment`, `mma`, `fillFragment` (which becomes plain stores into the fragment's elements: every lane
+ * arrays that hold `count` fragments, marked with their fragment type; the shape's row of ir/matrix.ts's
+ * matrixShapes says which element types each role takes), and the statements `loadFragment`, `loadMatrix` (a
+ * fragment load that CUDA does with ldmatrix), `storeFragment`, `mma`, `fillFragment` (which becomes plain stores into the fragment's elements: every lane
  * sets its own), and the warpgroup ones, `wgmma`, `wgmmaCommit` and `wgmmaWait`. Roles, shapes and element
  * types are checked here, where the user's arguments are at hand; the validator checks what needs constants
  * and control flow (uniformity, indices, the offsets of wgmma's shared operand). The mbarrier statements
@@ -15,15 +16,24 @@
 
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
-import { arrayStride, isInteger, scalars, type ArrayRef, type ElementType, type Expr, type FragmentRef, type FragmentRole, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
-import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, roundFragmentValue, warpgroupDepth, wgmma16Elements } from "../ir/matrix.ts";
+import { arrayStride, isInteger, scalars, type ArrayRef, type ElementType, type Expr, type FragmentElement, type FragmentRef, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
+import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, matrixShapes, roundFragmentValue, warpgroupDepth, wgmma16Elements } from "../ir/matrix.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 import { elementIndex, elementSlot, lowerFragmentRef } from "./lower-fragment-elements.ts";
 import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
 import { originOf } from "./program.ts";
 
-/** The element type each role takes, by the names the declarations use (the k16 shapes' A: bf16 or f16 instead). */
-const roleElements: Readonly<Record<FragmentRole, "tf32" | "f32">> = { a: "tf32", b: "tf32", accumulator: "f32" };
+
+/** The shapes of the table whose fragments a warp (mma) or a warpgroup (wgmma) holds, in the table's order. */
+function shapesOf(group: "warp" | "warpgroup"): string[] {
+  return Object.entries(matrixShapes).flatMap(([shape, info]) => (info.group === group ? [shape] : []));
+}
+
+/** `a, b or c`, each name between `quote`s. */
+function listed(names: readonly string[], quote: string): string {
+  const quoted = names.map((name) => `${quote}${name}${quote}`);
+  return quoted.length === 1 ? quoted[0]! : `${quoted.slice(0, -1).join(", ")} or ${quoted[quoted.length - 1]}`;
+}
 
 /** True when `node` is a `fragment.…(…)` call, the declaration of a fragment array. */
 export function isFragmentAllocation(node: Expression): node is CallExpression {
@@ -43,22 +53,26 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
   if (role !== "a" && role !== "b" && role !== "accumulator") {
     return fail("TSK1001", spanOf(callee), [`fragment.${role}`], { notes: ["fragment arrays are fragment.a, fragment.b or fragment.accumulator"] });
   }
-  const element = roleElements[role];
   const args = call.getArguments() as Expression[];
-  if (args.length !== 3) return fail("TSK1067", spanOf(call), [role, `3 arguments ("m16n8k8", "${element}", a count)`, `${args.length}`]);
+  if (args.length !== 3) return fail("TSK1067", spanOf(call), [role, `3 arguments ("m16n8k8", "${role === "accumulator" ? "f32" : "tf32"}", a count)`, `${args.length}`]);
   const literal = (arg: Expression) => (Node.isStringLiteral(arg) || Node.isNoSubstitutionTemplateLiteral(arg) ? arg.getLiteralText() : undefined);
   const shapeText = literal(args[0]!);
   const shape = shapeText !== undefined && shapeText in fragmentLayouts ? (shapeText as MatrixShape) : undefined;
-  if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, 'a shape: "m16n8k8" (mma), or "m64n64k8", "m64n128k8", "m64n256k8", "m64n64k16", "m64n128k16" or "m64n256k16" (wgmma)', args[0]!.getText()]);
+  if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, `a shape: ${listed(shapesOf("warp"), '"')} (mma), or ${listed(shapesOf("warpgroup"), '"')} (wgmma)`, args[0]!.getText()]);
   if (!fragmentLayouts[shape][role]) {
-    return fail("TSK1067", spanOf(args[0]!), [role, 'the shape "m16n8k8": wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments', args[0]!.getText()]);
+    return fail("TSK1067", spanOf(args[0]!), [role, `the shape ${listed(shapesOf("warp"), '"')}: wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments`, args[0]!.getText()]);
   }
-  // The 16-bit shapes' A fragments hold bf16 or f16; a tf32 one there is TSK1170 (the TF32 shapes are k8).
-  const half = role === "a" && isWarpgroupShape(shape) && warpgroupDepth(shape) === 16;
+  // The element types the shape's table row allows the role (accumulators: f32); the 16-bit shapes' A fragments
+  // hold bf16 or f16, and a tf32 one there is TSK1170 (the TF32 shapes are k8).
+  const info = matrixShapes[shape];
+  const allowed: readonly FragmentElement[] = role === "accumulator" ? ["f32"] : info.inputs;
   const elementText = literal(args[1]!);
-  if (half && elementText !== "bf16" && elementText !== "f16") return fail("TSK1170", spanOf(args[1]!), [args[0]!.getText(), args[1]!.getText()]);
-  if (!half && elementText !== element) return fail("TSK1067", spanOf(args[1]!), [role, `the element type "${element}"`, args[1]!.getText()]);
-  const fragmentElement = half ? (elementText as "bf16" | "f16") : element;
+  const fragmentElement = allowed.find((element) => element === elementText);
+  if (!fragmentElement) {
+    if (role === "a" && info.k === 16) return fail("TSK1170", spanOf(args[1]!), [args[0]!.getText(), args[1]!.getText()]);
+    const names = allowed.map((element) => `"${element}"`).join(" or ");
+    return fail("TSK1067", spanOf(args[1]!), [role, allowed.length === 1 ? `the element type ${names}` : `the element type ${names} with the shape "${shape}"`, args[1]!.getText()]);
+  }
   const count = lowerExpr(context, args[2]!, isLiteralLike(args[2]!) ? "i32" : undefined);
   if (!isInteger(count.type)) return fail("TSK2008", spanOf(args[2]!), [`fragment.${role}`, "an i32 count", count.type]);
   const perLane: Expr = { kind: "literal", type: count.type, value: fragmentLayout({ shape, role }).perLane, span: count.span };
@@ -70,6 +84,7 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
 /** The matrix statements, or undefined when `name` is not a matrix function. */
 export function lowerMatrixOperation(context: FunctionContext, name: string, call: CallExpression): Stmt[] | undefined {
   if (name === "setFragmentElement") return lowerSetFragmentElement(context, call);
+  if (name === "loadMatrix") return lowerLoadMatrix(context, call);
   if (!["loadFragment", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(name)) return undefined;
   if (name === "wgmma" && call.getArguments().length >= 5 && !isFragmentArgument(context, call.getArguments()[1] as Expression)) return lowerWgmma16(context, call);
   const span = spanOf(call);
@@ -89,15 +104,21 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
     case "mma": {
       const [accumulator, a, b] = (["accumulator", "a", "b"] as const).map((role, index) => lowerFragmentRef(context, args[index]!, what, `${["first", "second", "third"][index]} argument`, role));
       for (const [ref, node] of [[accumulator!, args[0]!], [a!, args[1]!]] as const) {
-        if (isWarpgroupShape(ref.array.fragment!.shape)) return fail("TSK2035", spanOf(node), [what, 'the warp shape "m16n8k8" (wgmma() multiplies the warpgroup shapes)', ref.array.name, ref.array.fragment!.shape]);
+        if (isWarpgroupShape(ref.array.fragment!.shape)) return fail("TSK2035", spanOf(node), [what, `a warp shape, ${listed(shapesOf("warp"), '"')} (wgmma() multiplies the warpgroup shapes)`, ref.array.name, ref.array.fragment!.shape]);
       }
+      // One shape for the three (the table's row), and A and B of one element type (bf16 with bf16, f16 with f16).
+      const shape = accumulator!.array.fragment!.shape;
+      for (const [ref, node] of [[a!, args[1]!], [b!, args[2]!]] as const) {
+        if (ref.array.fragment!.shape !== shape) return fail("TSK2035", spanOf(node), [what, `the accumulator's shape ${shape}`, ref.array.name, ref.array.fragment!.shape]);
+      }
+      if (a!.array.fragment!.element !== b!.array.fragment!.element) return fail("TSK2062", spanOf(args[2]!), [a!.array.name, a!.array.fragment!.element, b!.array.name, b!.array.fragment!.element]);
       return [{ kind: "mma", accumulator: accumulator!, a: a!, b: b!, span }];
     }
     case "wgmma": {
       const accumulator = lowerFragmentRef(context, args[0]!, what, "first argument", "accumulator");
       const a = lowerFragmentRef(context, args[1]!, what, "second argument", "a");
       const shape = accumulator.array.fragment!.shape;
-      if (!isWarpgroupShape(shape)) return fail("TSK2035", spanOf(args[0]!), [what, "a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies m16n8k8)", accumulator.array.name, shape]);
+      if (!isWarpgroupShape(shape)) return fail("TSK2035", spanOf(args[0]!), [what, `a warpgroup shape (m64n64k8, m64n128k8 or m64n256k8; mma() multiplies ${listed(shapesOf("warp"), "")})`, accumulator.array.name, shape]);
       if (a.array.fragment!.shape !== shape) return fail("TSK2035", spanOf(args[1]!), [what, `the accumulator's shape ${shape}`, a.array.name, a.array.fragment!.shape]);
       if (warpgroupDepth(shape) === 16) return lowerWgmma16RegisterA(context, call, accumulator, a);
       if (args.length !== 4) return fail("TSK2008", span, [what, "4 arguments (acc, a, a shared array and an offset) for a TF32 shape", `${args.length} argument(s)`]);
@@ -127,7 +148,7 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
     default: {
       const fragment = lowerFragmentRef(context, args[0]!, what, "first argument", name === "storeFragment" ? "accumulator" : undefined);
       if (name === "storeFragment" && Node.isObjectLiteralExpression(args[3]!)) return lowerBoxStore(context, call, fragment);
-      const array = lowerMatrixArray(context, args[1]!, what);
+      const array = lowerMatrixArray(context, args[1]!, what, fragment);
       if (name === "storeFragment" && array.access === "read") {
         return fail("TSK1014", spanOf(args[1]!), [args[1]!.getText(), `'${array.name}' is a read-only buffer`], {
           notes: ["declare the parameter as Float32Array (not ReadonlyFloat32Array) to write to it"],
@@ -144,15 +165,55 @@ export function lowerMatrixOperation(context: FunctionContext, name: string, cal
 }
 
 
-/** The memory side of a fragment load or store: a global buffer or a 1-D shared array of f32. */
-function lowerMatrixArray(context: FunctionContext, node: Expression, what: string): ArrayRef {
+/**
+ * The memory side of a fragment load or store: a global buffer or a 1-D shared array of f32, or of the
+ * fragment's own 16-bit type (a bf16 or f16 fragment's load), or of bf16 or f16 for an accumulator's store
+ * (each element rounded to nearest even).
+ */
+function lowerMatrixArray(context: FunctionContext, node: Expression, what: string, fragment: FragmentRef): ArrayRef {
   const binding = Node.isIdentifier(node) ? context.scope.lookup(node.getText()) : undefined;
   if (binding?.kind !== "array" || binding.array.space === "private" || binding.array.dims.length > 1) {
     const found = binding?.kind === "array" ? (binding.array.space === "private" ? `'${node.getText()}', a private array` : `'${node.getText()}', a 2-D shared array`) : `'${node.getText()}'`;
     return fail("TSK2008", spanOf(node), [what, "a global buffer or a 1-D shared array as its second argument", found]);
   }
-  if (binding.array.elementType !== "f32") return fail("TSK2021", spanOf(node), [what, binding.array.name, `${binding.array.elementType} elements`]);
-  return binding.array;
+  const element = binding.array.elementType;
+  const own = fragment.array.fragment!.element;
+  const half = element === "bf16" || element === "f16";
+  if (element === "f32" || (half && (element === own || own === "f32"))) return binding.array;
+  if (half && (own === "bf16" || own === "f16")) return fail("TSK2063", spanOf(node), [what, fragment.array.name, own, binding.array.name, element]);
+  return fail("TSK2021", spanOf(node), [what, binding.array.name, `${element} elements`], {
+    notes: ["a bf16 or f16 fragment also loads from an array of its own type, and an accumulator stores into bf16 or f16 arrays too"],
+  });
+}
+
+/**
+ * `loadMatrix(frag, array, offset, stride[, colStride])`: a `loadFragment` of an m16n8k16 A or B fragment from a
+ * 1-D shared array of its element type, which CUDA does with `ldmatrix` (the IR's MatrixLoadStmt.ldmatrix). The
+ * instruction reads rows of 8 contiguous elements, so either colStride is absent (or the literal 1), or stride is
+ * the literal 1 (the tile stored transposed); the rows' 16-byte alignment is the validator's (TSK3165).
+ */
+function lowerLoadMatrix(context: FunctionContext, call: CallExpression): Stmt[] {
+  const span = spanOf(call);
+  const what = "loadMatrix()";
+  if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
+  const args = call.getArguments() as Expression[];
+  if (args.length !== 4 && args.length !== 5) return fail("TSK2008", span, [what, "4 or 5 arguments (a fragment, a shared array, an offset, a stride and optionally a column stride)", `${args.length} argument(s)`]);
+  const fragment = lowerFragmentRef(context, args[0]!, what, "first argument");
+  const type = fragment.array.fragment!;
+  if (type.shape !== "m16n8k16" || type.role === "accumulator") {
+    return fail("TSK2035", spanOf(args[0]!), [what, 'the A or B fragments of "m16n8k16"', fragment.array.name, type.role === "accumulator" ? `${type.shape} (an accumulator)` : type.shape], {
+      notes: ["loadFragment() loads any fragment element by element"],
+    });
+  }
+  const source = lowerShared16(context, args[1]!, what, "its second argument");
+  if (source.elementType !== type.element) return fail("TSK2063", spanOf(args[1]!), [what, fragment.array.name, type.element, source.name, source.elementType]);
+  const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
+  const offset = integer(args[2]!, "offset");
+  const stride = integer(args[3]!, "stride");
+  const colStride = args[4] ? integer(args[4], "column stride") : undefined;
+  const one = (expr: Expr) => expr.kind === "literal" && expr.value === 1;
+  if (colStride && !one(colStride) && !one(stride)) return fail("TSK1174", spanOf(call), [args[3]!.getText(), args[4]!.getText()]);
+  return [{ kind: "matrixLoad", fragment, source, offset, stride, ...(colStride && !one(colStride) ? { colStride } : {}), ldmatrix: {}, span }];
 }
 
 /** Barriers declared with `shared.barriers`, as the first argument of `what` (TSK1096 otherwise). */

@@ -100,19 +100,21 @@ export interface ArrayRef {
 /** The operand of a warp-level matrix multiply-accumulate a fragment holds: D = A·B + C, with C and D the accumulator. */
 export type FragmentRole = "a" | "b" | "accumulator";
 /**
- * The m×n×k shapes of the matrix operations: m16n8k8 is `mma.sync`'s (a warp of 32 threads holds each
- * fragment); m64n64k8, m64n128k8 and m64n256k8 are `wgmma.mma_async`'s with TF32 inputs (a warpgroup of 128
+ * The m×n×k shapes of the matrix operations: m16n8k8 (TF32 inputs) and m16n8k16 (bf16 or f16 inputs) are
+ * `mma.sync`'s (a warp of 32 threads holds each fragment); m64n64k8, m64n128k8 and m64n256k8 are `wgmma.mma_async`'s with TF32 inputs (a warpgroup of 128
  * threads holds each fragment, and B is read from shared memory, so these shapes have no B fragments), and
  * m64n64k16, m64n128k16 and m64n256k16 its shapes with 16-bit inputs (bf16 or f16), whose B is read from
  * shared memory and whose A is read from shared memory too or held in registers (an A fragment of bf16 or
  * f16 elements).
  */
-export type MatrixShape = "m16n8k8" | WarpgroupShape;
+export type MatrixShape = WarpShape | WarpgroupShape;
+/** The warp (mma.sync) shapes: TF32 (k8) and 16-bit (k16) inputs. */
+export type WarpShape = "m16n8k8" | "m16n8k16";
 /** The warpgroup (wgmma) shapes: TF32 (k8) and 16-bit (k16) inputs. */
 export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8" | "m64n64k16" | "m64n128k16" | "m64n256k16";
 /**
  * The element type of a fragment: tf32 inputs (f32 rounded to 10 mantissa bits), f32 accumulators, and bf16
- * or f16 inputs (the A fragments of the k16 shapes). Every fragment array holds f32 values in the IR; a store
+ * or f16 inputs (the A fragments of the k16 shapes, and m16n8k16's B fragments). Every fragment array holds f32 values in the IR; a store
  * into a tf32, bf16 or f16 fragment rounds the value to the type first (ir/matrix.ts, roundFragmentValue).
  */
 export type FragmentElement = "tf32" | "f32" | "bf16" | "f16";
@@ -523,7 +525,8 @@ export type MemoryOperationStmt = VectorLoadStmt | VectorStoreStmt | AsyncCopySt
 /**
  * `loadFragment(frag, array, offset, stride)`: each lane of the warp reads its elements of the fragment's
  * matrix (rows × cols of its role, matrix.ts) from `array[offset + row * stride + col]`, a row-major matrix in
- * a global buffer or a 1-D shared array; tf32 fragments round each element as `cvt.rna.tf32.f32` does. Every
+ * a global buffer or a 1-D shared array (of f32, or of a 16-bit fragment's own type); tf32 fragments round each
+ * element as `cvt.rna.tf32.f32` does, bf16 and f16 ones from f32 to nearest even. Every
  * lane of the warp takes part (the validator's uniformity rule), so a target may load cooperatively.
  */
 export interface MatrixLoadStmt extends StmtBase {
@@ -534,6 +537,13 @@ export interface MatrixLoadStmt extends StmtBase {
   readonly stride: Expr;
   /** The step between columns (the optional fifth argument): element (r, c) is at offset + r·stride + c·colStride. Absent: 1. */
   readonly colStride?: Expr;
+  /**
+   * Written as `loadMatrix` (an m16n8k16 A or B fragment from a shared 16-bit array, rows of 8 contiguous: colStride
+   * absent, or stride 1): the same elements as `loadFragment`, which targets may load with `ldmatrix`. Legalize
+   * keeps such a load whole for a target that prints ldmatrix (CUDA, unchecked builds) and sets `laneRow`: the
+   * element index of the 8-element row this lane names to the instruction (ir/matrix.ts, ldmatrixPlan).
+   */
+  readonly ldmatrix?: { readonly laneRow?: Expr };
 }
 
 /**

@@ -2,7 +2,9 @@
  * Warp-level matrix fragments as data: for each shape and role, the matrix a fragment holds and which lane
  * holds which of its elements. Every user of the layout reads it here: legalize (which writes a fragment load
  * or store as per-lane element accesses), the CPU backend's `mma` emulation, the tests and docs/language.md.
- * The layouts are PTX's for `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32` and, for the warpgroup
+ * The layouts are PTX's for `mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32`, for
+ * `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32` (and the `ldmatrix` that loads its A and B
+ * fragments from shared memory), and, for the warpgroup
  * shapes, `wgmma.mma_async.sync.aligned.m64nNk8.f32.tf32.tf32` (whose B operand is read from shared memory in
  * the 128-byte swizzle, also defined here), so the CUDA backend passes a thread's elements to the instruction
  * in order. Also here: TF32 rounding as `cvt.rna.tf32.f32` does it, and the truncation the tensor cores apply
@@ -69,29 +71,12 @@ const warpgroupA: FragmentLayout = { lanes: warpgroupLanes, rowW: 16, rows: 64, 
  */
 const warpgroupA16: FragmentLayout = warpgroupAccumulator(16);
 
-/** The layouts by shape and role; the warpgroup shapes have no B fragment (B is read from shared memory). */
-export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Record<FragmentRole, FragmentLayout>>>>> = {
-  m16n8k8: {
-    // a0 (g, q), a1 (g+8, q), a2 (g, q+4), a3 (g+8, q+4)
-    a: { lanes: warpLanes, rowW: 0, rows: 16, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 1, rowE: [0, 8, 0, 8], colE: [0, 0, 4, 4] },
-    // b0 (k = q, n = g), b1 (k = q+4, n = g)
-    b: { lanes: warpLanes, rowW: 0, rows: 8, cols: 8, perLane: 2, rowG: 0, rowQ: 1, colG: 1, colQ: 0, rowE: [0, 4], colE: [0, 0] },
-    // c0 (g, 2q), c1 (g, 2q+1), c2 (g+8, 2q), c3 (g+8, 2q+1)
-    accumulator: { lanes: warpLanes, rowW: 0, rows: 16, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 2, rowE: [0, 0, 8, 8], colE: [0, 1, 0, 1] },
-  },
-  m64n64k8: { a: warpgroupA, accumulator: warpgroupAccumulator(64) },
-  m64n128k8: { a: warpgroupA, accumulator: warpgroupAccumulator(128) },
-  m64n256k8: { a: warpgroupA, accumulator: warpgroupAccumulator(256) },
-  // 16-bit inputs: B is read from shared memory; A from shared memory or from an A fragment of bf16 or f16.
-  m64n64k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(64) },
-  m64n128k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(128) },
-  m64n256k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(256) },
-};
+// c0 (g, 2q), c1 (g, 2q+1), c2 (g+8, 2q), c3 (g+8, 2q+1): the accumulator of both warp shapes.
+const m16n8Accumulator: FragmentLayout = { lanes: warpLanes, rowW: 0, rows: 16, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 2, rowE: [0, 0, 8, 8], colE: [0, 1, 0, 1] };
 
 /**
  * The warp shape with 16-bit inputs, `mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32` (sm_80+),
- * as data ahead of its place in the language (issue 22 §1: `fragmentLayouts` and the frontend take it once
- * `mma` and `ldmatrix` lower it; until then nothing declares it). The PTX ISA's "Matrix Fragments for
+ * (issue 22 §1): `fragment.a/b/accumulator("m16n8k16", …)`, `mma` and `loadMatrix` (ldmatrix). The PTX ISA's "Matrix Fragments for
  * mma.m16n8k16 with floating point type": A (16×16) a0 (g, 2q), a1 (g, 2q+1), a2 (g+8, 2q), a3 (g+8, 2q+1),
  * a4…a7 the same 8 columns on, which is the warpgroup k16 A's layout for one warp (warpgroupA16 with rowW 0);
  * B (16×8) b0 (k = 2q, n = g), b1 (2q+1, g), b2 (2q+8, g), b3 (2q+9, g); the accumulator m16n8k8's. The
@@ -101,7 +86,26 @@ export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Reco
 export const mmaM16n8k16Layouts: Readonly<Record<FragmentRole, FragmentLayout>> = {
   a: { ...warpgroupA16, lanes: warpLanes, rowW: 0, rows: 16 },
   b: { lanes: warpLanes, rowW: 0, rows: 16, cols: 8, perLane: 4, rowG: 0, rowQ: 2, colG: 1, colQ: 0, rowE: [0, 1, 8, 9], colE: [0, 0, 0, 0] },
-  accumulator: fragmentLayouts.m16n8k8.accumulator!,
+  accumulator: m16n8Accumulator,
+};
+
+/** The layouts by shape and role; the warpgroup shapes have no B fragment (B is read from shared memory). */
+export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Record<FragmentRole, FragmentLayout>>>>> = {
+  m16n8k8: {
+    // a0 (g, q), a1 (g+8, q), a2 (g, q+4), a3 (g+8, q+4)
+    a: { lanes: warpLanes, rowW: 0, rows: 16, cols: 8, perLane: 4, rowG: 1, rowQ: 0, colG: 0, colQ: 1, rowE: [0, 8, 0, 8], colE: [0, 0, 4, 4] },
+    // b0 (k = q, n = g), b1 (k = q+4, n = g)
+    b: { lanes: warpLanes, rowW: 0, rows: 8, cols: 8, perLane: 2, rowG: 0, rowQ: 1, colG: 1, colQ: 0, rowE: [0, 4], colE: [0, 0] },
+    accumulator: m16n8Accumulator,
+  },
+  m16n8k16: mmaM16n8k16Layouts,
+  m64n64k8: { a: warpgroupA, accumulator: warpgroupAccumulator(64) },
+  m64n128k8: { a: warpgroupA, accumulator: warpgroupAccumulator(128) },
+  m64n256k8: { a: warpgroupA, accumulator: warpgroupAccumulator(256) },
+  // 16-bit inputs: B is read from shared memory; A from shared memory or from an A fragment of bf16 or f16.
+  m64n64k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(64) },
+  m64n128k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(128) },
+  m64n256k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(256) },
 };
 
 /** The .b32 registers of a 16-bit fragment of `perLane` elements: register i packs elements 2i (low half) and 2i+1 (high half). */
@@ -147,9 +151,78 @@ export function ldmatrixElements(count: 1 | 2 | 4, transpose: boolean, lane: num
   return out;
 }
 
+/**
+ * What each shape is, as data: who holds its fragments together (a warp, for `mma`; a warpgroup, for `wgmma`),
+ * the instruction's k, and the element types its A and B take (B: none for the warpgroup shapes, which read B
+ * from shared memory). A new shape is a row here and in `fragmentLayouts`, not a new case in the passes.
+ */
+export interface ShapeInfo {
+  readonly group: "warp" | "warpgroup";
+  readonly k: 8 | 16;
+  readonly inputs: readonly ("tf32" | "bf16" | "f16")[];
+}
+
+export const matrixShapes: Readonly<Record<MatrixShape, ShapeInfo>> = {
+  m16n8k8: { group: "warp", k: 8, inputs: ["tf32"] },
+  m16n8k16: { group: "warp", k: 16, inputs: ["bf16", "f16"] },
+  m64n64k8: { group: "warpgroup", k: 8, inputs: ["tf32"] },
+  m64n128k8: { group: "warpgroup", k: 8, inputs: ["tf32"] },
+  m64n256k8: { group: "warpgroup", k: 8, inputs: ["tf32"] },
+  m64n64k16: { group: "warpgroup", k: 16, inputs: ["bf16", "f16"] },
+  m64n128k16: { group: "warpgroup", k: 16, inputs: ["bf16", "f16"] },
+  m64n256k16: { group: "warpgroup", k: 16, inputs: ["bf16", "f16"] },
+};
+
+/**
+ * How `ldmatrix` loads a 16-bit fragment (perLane/2 registers of two elements) from a tile whose element (r, c)
+ * lies at offset + r·stride + c·colStride, with rows of 8 contiguous along `contiguous` (the fragment's columns
+ * when colStride is 1, its rows when stride is 1). Register j holds elements 2j and 2j + 1, which lie in one
+ * 8×8 block of the fragment's matrix (its origin: where lane 0's element 2j lies), next to each other along the
+ * axis the lane's place q steps (columns for A, rows for B). ldmatrix gives lane l the pair at (l >> 2,
+ * 2(l & 3) + h) of matrix j's rows, or with .trans at (2(l & 3) + h, l >> 2): so .trans is needed where the pair
+ * runs across the contiguous rows, and matrix j's row r is the block's line r along the other axis (the one the
+ * group g steps) without .trans, along the pair's axis with it. `rowStart(j, r)` is that line's first element
+ * as [row, column] of the fragment's matrix; ldmatrixElements with it gives each lane its fragment's elements
+ * (tests/mma16.test.ts checks this against the layouts for A and B, both ways).
+ */
+export interface LdmatrixPlan {
+  readonly count: 1 | 2 | 4;
+  readonly transpose: boolean;
+  /** [row, column] of the block origin of matrix j: origin(0) plus, per set bit b of j, originSteps[b]. */
+  readonly origin0: readonly [number, number];
+  readonly originSteps: readonly (readonly [number, number])[];
+  /** The [row, column] step from one of a matrix's rows to the next. */
+  readonly rowStep: readonly [number, number];
+}
+
+export function ldmatrixPlan(layout: FragmentLayout, contiguous: "row" | "col"): LdmatrixPlan {
+  const count = layout.perLane / 2;
+  if (layout.lanes !== warpLanes || (count !== 1 && count !== 2 && count !== 4)) throw new Error(`internal: ldmatrix of a fragment of ${layout.perLane} elements a lane`);
+  // The pair of a register runs along the axis q steps: A's columns (2q), B's rows (k = 2q).
+  const pairAxis = layout.colQ !== 0 ? "col" : "row";
+  // A pair along the contiguous axis lies within one 16-byte row (no .trans); across it, .trans gathers it.
+  const pairIsRow = pairAxis === (contiguous === "col" ? "col" : "row");
+  const transpose = !pairIsRow;
+  const stepAxis = transpose ? pairAxis : pairAxis === "col" ? "row" : "col";
+  const origin = (j: number): [number, number] => [layout.rowE[2 * j]!, layout.colE[2 * j]!];
+  const origin0 = origin(0);
+  const originSteps = Array.from({ length: Math.log2(count) }, (_, bit): [number, number] => [origin(1 << bit)[0] - origin0[0], origin(1 << bit)[1] - origin0[1]]);
+  for (let j = 0; j < count; j++) {
+    const sum = originSteps.reduce<[number, number]>((at, step, bit) => ((j >> bit) & 1 ? [at[0] + step[0], at[1] + step[1]] : at), [...origin0]);
+    if (sum[0] !== origin(j)[0] || sum[1] !== origin(j)[1]) throw new Error("internal: ldmatrix block origins not linear in the matrix index's bits");
+  }
+  return { count: count as 1 | 2 | 4, transpose, origin0, originSteps, rowStep: stepAxis === "row" ? [1, 0] : [0, 1] };
+}
+
+/** Where row r of matrix j of an ldmatrix plan starts, as [row, column] of the fragment's matrix. */
+export function ldmatrixRowStart(plan: LdmatrixPlan, j: number, r: number): [number, number] {
+  const at = plan.originSteps.reduce<[number, number]>((sum, step, bit) => ((j >> bit) & 1 ? [sum[0] + step[0], sum[1] + step[1]] : sum), [...plan.origin0]);
+  return [at[0] + r * plan.rowStep[0], at[1] + r * plan.rowStep[1]];
+}
+
 /** True for the shapes whose fragments a warpgroup holds (wgmma). */
 export function isWarpgroupShape(shape: MatrixShape): shape is WarpgroupShape {
-  return shape !== "m16n8k8";
+  return matrixShapes[shape].group === "warpgroup";
 }
 
 /** The n of a warpgroup shape: the columns of its B and accumulator. */
@@ -159,7 +232,7 @@ export function warpgroupColumns(shape: WarpgroupShape): number {
 
 /** The k of a warpgroup shape: 8 for TF32 inputs (A a register fragment), 16 for 16-bit ones (A in shared memory or registers). */
 export function warpgroupDepth(shape: WarpgroupShape): 8 | 16 {
-  return shape.endsWith("k16") ? 16 : 8;
+  return matrixShapes[shape].k;
 }
 
 /** The 16-bit float types a k16 wgmma multiplies (its A and B arrays hold one of them; f32 accumulators). */

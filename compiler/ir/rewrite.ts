@@ -6,6 +6,7 @@
  */
 
 import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type MatrixStmt, type Stmt } from "./ir.ts";
+import { isWarpgroupShape } from "./matrix.ts";
 
 export type ExprMapper = (expr: Expr) => Expr;
 
@@ -289,6 +290,7 @@ export function exprsOf(stmt: Stmt): Expr[] {
 /** How the user wrote a matrix statement, for messages. */
 export function matrixOperationName(stmt: MatrixStmt): string {
   if (stmt.kind === "wgmmaSync") return stmt.op === "commit" ? "wgmmaCommit()" : "wgmmaWait()";
+  if (stmt.kind === "matrixLoad" && stmt.ldmatrix) return "loadMatrix()";
   return { matrixLoad: "loadFragment()", matrixStore: "storeFragment()", mma: "mma()", wgmma: "wgmma()" }[stmt.kind];
 }
 
@@ -297,7 +299,7 @@ export function usesWarpgroupOperations(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "wgmma" || stmt.kind === "wgmmaSync") found = true;
-    if ((stmt.kind === "matrixLoad" || stmt.kind === "matrixStore") && stmt.fragment.array.fragment!.shape !== "m16n8k8") found = true;
+    if ((stmt.kind === "matrixLoad" || stmt.kind === "matrixStore") && isWarpgroupShape(stmt.fragment.array.fragment!.shape)) found = true;
   });
   return found;
 }

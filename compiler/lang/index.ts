@@ -570,12 +570,13 @@ export function subgroupAny(predicate: boolean): boolean {
 // Warp-level matrix operations (tensor cores)
 
 /**
- * The m×n×k shapes: m16n8k8 for `mma` (a warp's fragments: A 16×8, B 8×8, accumulator 16×8), and for `wgmma`
+ * The m×n×k shapes: m16n8k8 (TF32 inputs) and m16n8k16 (bf16 or f16 inputs) for `mma` (a warp's fragments:
+ * A 16×8 or 16×16, B 8×8 or 16×8, accumulator 16×8), and for `wgmma`
  * (a warpgroup's: A 64×8, accumulator 64×n, B 8×n read from shared memory) m64n64k8, m64n128k8, m64n256k8
  * with TF32 inputs, and m64n64k16, m64n128k16, m64n256k16 with bf16 or f16 inputs (B read from shared memory,
  * A from shared memory or from an A fragment of 64×16 bf16 or f16 elements).
  */
-export type MatrixShape = "m16n8k8" | WarpgroupShape;
+export type MatrixShape = "m16n8k8" | "m16n8k16" | WarpgroupShape;
 /** The shapes of `wgmma` (sm_90a tensor cores; CUDA only, and the CPU's emulation). */
 export type WarpgroupShape = Tf32WarpgroupShape | Half16WarpgroupShape;
 /** The TF32 shapes of `wgmma` (A a register fragment). */
@@ -588,7 +589,7 @@ type Half16Array = BFloat16Array | Float16Array;
 /**
  * One matrix fragment, spread over the 32 lanes of a warp: each lane holds a few elements (docs/language.md,
  * section 25, says which). `Role` is the operand it can be ("a", "b" or "accumulator"), `Element` its element
- * type ("tf32" inputs, "f32" accumulators, "bf16" or "f16" A fragments of the k16 shapes). Opaque: only the
+ * type ("tf32" inputs, "f32" accumulators, "bf16" or "f16" A fragments of the k16 shapes and B fragments of m16n8k16). Opaque: only the
  * matrix functions below use fragments.
  */
 export interface Fragment<Role extends "a" | "b" | "accumulator", Shape extends MatrixShape, Element extends FragmentElementType> {
@@ -599,8 +600,9 @@ export interface Fragment<Role extends "a" | "b" | "accumulator", Shape extends 
  * Declares an array of `count` matrix fragments, like `local` arrays: with `const` at the top level of a
  * kernel body, `count` a compile-time constant. `fragment.a("m16n8k8", "tf32", 4)` holds four 16×8 A
  * operands, `fragment.b("m16n8k8", "tf32", n)` 8×8 B operands, `fragment.accumulator("m16n8k8", "f32", n)`
- * 16×8 f32 accumulators; `fragment.a("m64n64k16", "bf16", n)` 64×16 bf16 A operands of the k16 `wgmma` with
- * accumulators of that shape. Index it (`acc[i]`) only to pass a fragment to the functions below.
+ * 16×8 f32 accumulators; `fragment.a("m16n8k16", "bf16", n)` 16×16 and `fragment.b("m16n8k16", "bf16", n)`
+ * 16×8 bf16 operands of the 16-bit `mma` (or "f16"); `fragment.a("m64n64k16", "bf16", n)` 64×16 bf16 A operands
+ * of the k16 `wgmma` with accumulators of that shape. Index it (`acc[i]`) only to pass a fragment to the functions below.
  */
 export const fragment = {
   a: sharedArray,
@@ -608,8 +610,9 @@ export const fragment = {
   accumulator: sharedArray,
 } as {
   a<S extends "m16n8k8" | Tf32WarpgroupShape>(shape: S, element: "tf32", count: number): Fragment<"a", S, "tf32">[];
-  a<S extends Half16WarpgroupShape, E extends "bf16" | "f16">(shape: S, element: E, count: number): Fragment<"a", S, E>[];
+  a<S extends Half16WarpgroupShape | "m16n8k16", E extends "bf16" | "f16">(shape: S, element: E, count: number): Fragment<"a", S, E>[];
   b(shape: "m16n8k8", element: "tf32", count: number): Fragment<"b", "m16n8k8", "tf32">[];
+  b<E extends "bf16" | "f16">(shape: "m16n8k16", element: E, count: number): Fragment<"b", "m16n8k16", E>[];
   accumulator<S extends MatrixShape>(shape: S, element: "f32", count: number): Fragment<"accumulator", S, "f32">[];
 };
 
@@ -625,19 +628,31 @@ type AnyFragment = Fragment<"a" | "b" | "accumulator", MatrixShape, FragmentElem
  * it together (uniform control flow); tf32 fragments round each element to tf32 (`cvt.rna.tf32.f32`), bf16
  * and f16 fragments to their type (to nearest even).
  */
-export function loadFragment(frag: AnyFragment, array: Readonly<Float32Array>, offset: i32, stride: i32, colStride?: i32): void {
+export function loadFragment(frag: AnyFragment, array: Readonly<Float32Array> | Readonly<Half16Array>, offset: i32, stride: i32, colStride?: i32): void {
   void [frag, array, offset, stride, colStride];
   outsideKernel("loadFragment()");
 }
 
 /**
+ * Loads an m16n8k16 A or B fragment from a shared array of its element type, as `loadFragment` does (element
+ * (row, col) is `array[offset + row * stride + col * colStride]`), with `ldmatrix` on CUDA: rows of 8 elements
+ * (16 bytes) must be contiguous, so `colStride` is left out (or 1), or `stride` is 1 and `colStride` steps the
+ * columns (the tile stored transposed, which ldmatrix's `.trans` reads). Each row of 8 must start 16 bytes
+ * aligned: `offset` and the other stride multiples of 8. Every lane of the warp calls it together.
+ */
+export function loadMatrix(frag: Fragment<"a" | "b", "m16n8k16", "bf16" | "f16">, array: Half16Array, offset: i32, stride: i32, colStride?: i32): void {
+  void [frag, array, offset, stride, colStride];
+  outsideKernel("loadMatrix()");
+}
+
+/**
  * Stores an accumulator's matrix to `array[offset + row * stride + col * colStride]` (colStride 1 when left
- * out, as for loads); every thread of the warp (warpgroup, for the wgmma shapes) together. With the options
+ * out, as for loads; into a bf16 or f16 array each element rounded to nearest even); every thread of the warp (warpgroup, for the wgmma shapes) together. With the options
  * `{ swizzle: 128, boxRows }` instead of the stride, into a shared array of f32, bf16 or f16 in the swizzled box
  * layout that `copyTile` writes and `storeTile` reads (docs/language.md §25), each element rounded to the
  * array's type.
  */
-export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array, offset: i32, stride: i32, colStride?: i32): void;
+export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array | Half16Array, offset: i32, stride: i32, colStride?: i32): void;
 export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array | Half16Array, offset: i32, layout: BoxStore): void;
 export function storeFragment(frag: Fragment<"accumulator", MatrixShape, "f32">, array: Float32Array | Half16Array, offset: i32, stride: i32 | BoxStore, colStride?: i32): void {
   void [frag, array, offset, stride, colStride];
@@ -692,14 +707,13 @@ export function fillFragment(frag: AnyFragment, value: f32): void {
 }
 
 /**
- * `acc = a · b + acc` for the warp's fragments of one shape (`mma.sync` on CUDA tensor cores). Every lane of
- * the warp must call it together (uniform control flow), with the same fragment indices.
+ * `acc = a · b + acc` for the warp's fragments of one shape (`mma.sync` on CUDA tensor cores): m16n8k8 with
+ * tf32 inputs, or m16n8k16 with bf16 or f16 inputs (A and B of the same type). Every lane of the warp must call
+ * it together (uniform control flow), with the same fragment indices.
  */
-export function mma<S extends MatrixShape>(
-  acc: Fragment<"accumulator", S, "f32">,
-  a: Fragment<"a", S, "tf32">,
-  b: Fragment<"b", S, "tf32">,
-): void {
+export function mma(acc: Fragment<"accumulator", "m16n8k8", "f32">, a: Fragment<"a", "m16n8k8", "tf32">, b: Fragment<"b", "m16n8k8", "tf32">): void;
+export function mma<E extends "bf16" | "f16">(acc: Fragment<"accumulator", "m16n8k16", "f32">, a: Fragment<"a", "m16n8k16", E>, b: Fragment<"b", "m16n8k16", NoInfer<E>>): void;
+export function mma(acc: AnyFragment, a: AnyFragment, b: AnyFragment): void {
   void [acc, a, b];
   outsideKernel("mma()");
 }

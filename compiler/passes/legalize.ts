@@ -48,7 +48,7 @@ import {
   type Variable,
 } from "../ir/ir.ts";
 import { loadType } from "../ir/vectors.ts";
-import { fragmentLayout, fragmentSlot, roundFragmentValue } from "../ir/matrix.ts";
+import { fragmentLayout, fragmentSlot, ldmatrixPlan, roundFragmentValue } from "../ir/matrix.ts";
 import { foldExpr } from "./fold.ts";
 import { zeroOf } from "./checks.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
@@ -79,6 +79,11 @@ export interface LegalizeOptions extends VectorLegalizeOptions {
   readonly loopCondition?: boolean;
   /** Write `loadFragment`/`storeFragment` as the lane's element accesses. */
   readonly splitMatrixAccesses?: boolean;
+  /**
+   * With `splitMatrixAccesses`: keep `loadMatrix` whole (the target prints ldmatrix), with the row each lane
+   * names; a checked build splits it still, so that its element loads are checked.
+   */
+  readonly ldmatrix?: boolean;
   /** Compute i32 `+`, `-`, `*`, `<<` and negation on u32 bits, where C++ defines the wrap (wrap-integers.ts). */
   readonly wrapSignedArithmetic?: boolean;
   /** Mask shift amounts that are not literals with `& 31` (C++ shifts by 32 or more are undefined). */
@@ -134,6 +139,12 @@ export function legalize(stmts: readonly Stmt[], options: LegalizeOptions, check
           return options.loopCondition && !stmt.condition ? { ...stmt, condition: { kind: "literal", type: "bool", value: 1, span: stmt.span } } : stmt;
         case "matrixLoad":
         case "matrixStore":
+          if (stmt.kind === "matrixLoad" && stmt.ldmatrix && options.ldmatrix && !checks) return ldmatrixLoad(stmt);
+          // On the CPU a loadMatrix loads element by element, after a load of the first element of the row ldmatrix
+          // would have this lane name (its value unused), marked with the 16-byte alignment of a split vector
+          // access: checked mode reports a row off 16 bytes at the call. (A checked CUDA build splits it without
+          // one: nvcc warns of the unused local; its element loads are checked all the same.)
+          if (stmt.kind === "matrixLoad" && stmt.ldmatrix && !options.ldmatrix && options.splitMatrixAccesses) return [ldmatrixRowProbe(stmt), splitMatrixAccess(stmt)];
           return options.splitMatrixAccesses ? splitMatrixAccess(stmt) : stmt;
         default:
           return stmt;
@@ -313,14 +324,68 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
     const at = foldSum(read(base), rowStep === 0 ? undefined : rowStep === 1 ? stmt.stride : bin("mul", stmt.stride, int(rowStep)), colTerm(colStep));
     const slot = foldExpr(fragmentSlot(index, layout.perLane, e, span));
     if (stmt.kind === "matrixLoad") {
-      const element: Expr = { kind: "load", type: "f32", array: memory, indices: [at], span };
-      const value = roundFragmentValue(type.element, element);
+      // A 16-bit array's element widens exactly; a fragment of its own type keeps it without rounding again.
+      const loaded: Expr = { kind: "load", type: loadType(memory.elementType), array: memory, indices: [at], span };
+      const element: Expr = loaded.type === "f32" ? loaded : { kind: "convert", type: "f32", value: loaded, span };
+      const value = memory.elementType === type.element ? element : roundFragmentValue(type.element, element);
       body.push({ kind: "store", array: fragmentArray, indices: [slot], value, span });
     } else {
       body.push({ kind: "store", array: memory, indices: [at], value: storedValue(memory, { kind: "load", type: "f32", array: fragmentArray, indices: [slot], span }), span });
     }
   });
   return { kind: "block", body, span };
+}
+
+/**
+ * A `loadMatrix` kept whole for ldmatrix: the lane's linear index gives its matrix j = (lane >> 3) & (count − 1)
+ * and row r = lane & 7 (lanes past the matrices name rows the instruction ignores, in bounds all the same), whose
+ * start in the fragment's matrix ir/matrix.ts's ldmatrixPlan gives; `laneRow` is that element's index in the
+ * shared array, offset + row·stride + column·colStride, declared in a local right before the load.
+ */
+function ldmatrixLoad(stmt: MatrixLoadStmt): Stmt {
+  const [declarations, laneRow] = ldmatrixRow(stmt);
+  return { kind: "block", body: [...declarations, { ...stmt, ldmatrix: { laneRow } }], span: stmt.span };
+}
+
+/** The first element of the row a lane names to ldmatrix, read into a local nothing reads, with the row's 16-byte alignment for checked mode. */
+function ldmatrixRowProbe(stmt: MatrixLoadStmt): Stmt {
+  const span = stmt.span;
+  const [declarations, laneRow] = ldmatrixRow(stmt);
+  const element = loadType(stmt.source.elementType);
+  const variable: Variable = { kind: "variable", name: "ldmatrixRow", type: element, mutable: false, span };
+  const probe: Stmt = { kind: "declare", variable, init: { kind: "load", type: element, array: stmt.source, indices: [laneRow], alignment: 8, span }, span };
+  return { kind: "block", body: [...declarations, probe], span };
+}
+
+/** The declarations of the lane and of its row's index (laneRow), and that index: ldmatrixLoad's computation. */
+function ldmatrixRow(stmt: MatrixLoadStmt): [Stmt[], Expr] {
+  const span = stmt.span;
+  const plan = ldmatrixPlan(fragmentLayout(stmt.fragment.array.fragment!), stmt.colStride ? "row" : "col");
+  const int = (value: number): Expr => ({ kind: "literal", type: "i32", value, span });
+  const bin = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "i32", left, right, span });
+  const builtin = (builtin: "threadIdx" | "blockDim", axis: "x" | "y" | "z"): Expr => ({ kind: "builtin", type: "i32", builtin, axis, span });
+  const linear = bin("add", builtin("threadIdx", "x"), bin("mul", builtin("blockDim", "x"), bin("add", builtin("threadIdx", "y"), bin("mul", builtin("blockDim", "y"), builtin("threadIdx", "z")))));
+  const lane: Variable = { kind: "variable", name: "lane", type: "i32", mutable: false, span };
+  const read = (variable: Variable): Expr => ({ kind: "variable", type: variable.type, variable, span });
+  const r = bin("and", read(lane), int(7));
+  // Row and column of the lane's row start: origin(0) + Σ bits of j · originSteps + r · rowStep.
+  const axis = (k: 0 | 1): Expr => {
+    let sum: Expr = int(plan.origin0[k]);
+    plan.originSteps.forEach((step, bit) => {
+      if (step[k] !== 0) sum = bin("add", sum, bin("mul", bin("and", bin("shr", read(lane), int(3 + bit)), int(1)), int(step[k])));
+    });
+    return plan.rowStep[k] ? bin("add", sum, r) : sum;
+  };
+  const columns = stmt.colStride ? bin("mul", axis(1), stmt.colStride) : axis(1);
+  const row: Variable = { kind: "variable", name: "laneRow", type: "i32", mutable: false, span };
+  const laneRow = foldExpr(bin("add", bin("add", stmt.offset, bin("mul", axis(0), stmt.stride)), columns));
+  return [
+    [
+      { kind: "declare", variable: lane, init: bin("and", linear, int(31)), span },
+      { kind: "declare", variable: row, init: laneRow, span },
+    ],
+    read(row),
+  ];
 }
 
 /** An accumulator element as the target array holds it: rounded to a 16-bit float type (to nearest even), or as is. */

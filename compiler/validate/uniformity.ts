@@ -28,11 +28,12 @@ import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { isFragmentOperand, valueTypeOf, type CollectiveOp, type Expr, type Kernel, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { loadType } from "../ir/vectors.ts";
 import { matrixOperationName, usesWarpgroupRoles } from "../ir/rewrite.ts";
+import { isWarpgroupShape } from "../ir/matrix.ts";
 
 /** Whether a matrix statement belongs to a warpgroup (wgmma, or a warpgroup fragment's load or store). */
 function warpgroup(stmt: Stmt): boolean {
   if (stmt.kind === "wgmma" || stmt.kind === "wgmmaSync") return true;
-  return (stmt.kind === "matrixLoad" || stmt.kind === "matrixStore") && stmt.fragment.array.fragment!.shape !== "m16n8k8";
+  return (stmt.kind === "matrixLoad" || stmt.kind === "matrixStore") && isWarpgroupShape(stmt.fragment.array.fragment!.shape);
 }
 
 /** Why control flow is non-uniform: where, and what the user should look at. */

@@ -217,6 +217,17 @@ function checkBarrierIndices(unrolledBody: readonly Stmt[], sizes: ReadonlyMap<A
         diagnostics.push(makeDiagnostic("TSK3164", rows.span, [rows.value]));
       }
     }
+    // ldmatrix reads rows of 16 bytes that must start on 16 bytes (the shared arrays are 16-byte aligned): a
+    // constant offset, or the constant stride between the rows (the one that is not 1), a multiple of 8.
+    if (stmt.kind === "matrixLoad" && stmt.ldmatrix) {
+      const rowStride = stmt.colStride ?? stmt.stride;
+      for (const [expr, what] of [[stmt.offset, "offset"], [rowStride, "rows"]] as const) {
+        if (expr.kind === "literal" && expr.value % 8 !== 0 && !seen.has(expr.span.start)) {
+          seen.add(expr.span.start);
+          diagnostics.push(makeDiagnostic("TSK3165", expr.span, [stmt.source.name, what === "offset" ? "element offset" : "rows a stride of", expr.value]));
+        }
+      }
+    }
     if (stmt.kind === "tileStore" && stmt.offset.kind === "literal" && !seen.has(stmt.offset.span.start)) {
       const bytes = arrayStride(stmt.source.elementType);
       if (stmt.offset.value % (1024 / bytes) !== 0) {
