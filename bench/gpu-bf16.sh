@@ -19,6 +19,10 @@ export OUT
 # Each variant (cases-bf16.ts) right after the case it is compared with, so both run in the same process.
 export TSK_KERNEL_CASES=${TSK_KERNEL_CASES:-layernorm-bf16,layernorm-bf16-shifted,layernorm-bf16-shifted-512,rmsnorm-bf16,softmax-bf16,gelu-bf16,gelu-bf16-one,gelu-bf16-tanh,dequantize-int8,dequantize-int8-prefetch,dequantize-int8-whole,blur-rgba8,blur-rgba8-wave}
 export TSK_NCU_SECONDS=${TSK_NCU_SECONDS:-0}
+# Ours also timed alone, back to back, and a copy of each case's bytes (torch-reference.py --solo): the
+# alternated timings, which the PyTorch and Triton ratios come from, follow the other sides' calls and read 2–5
+# points lower than ours alone, while the copy baseline is timed alone (2026-11-27).
+export TSK_TORCH_ARGS=${TSK_TORCH_ARGS:---solo}
 # Twelve cases with the variants, against six in the run of 2026-11-26 (which had 80 s).
 export TSK_TORCH_SECONDS=${TSK_TORCH_SECONDS:-170}
 # The Node bench spends about 15 s on the host per 67 M-element bf16 case (making, reading and checking data):

@@ -38,7 +38,8 @@ if [ "$*" = "--only kernels" ]; then
   # TSK_KERNEL_CASES: the suite's cases to run (comma-separated ids; default all; TSK_NODE_CASES, when set, for the Node bench alone); TSK_NCU_SECONDS=0 skips ncu.
   node gpu-run.mjs --cubin-kernels kernels-cubin --out "$OUT" --only kernels-plan --cases "${TSK_KERNEL_CASES:-all}"
   stage "== PyTorch beside our cubins (torch-reference.py)"
-  PYTHONUNBUFFERED=1 timeout -k 5 "${TSK_TORCH_SECONDS:-90}" python3 torch-reference.py --plan "$OUT/kernels-plan.json" --out "$OUT/torch.json"
+  # TSK_TORCH_ARGS: more options for torch-reference.py (--solo: ours also timed alone, and a copy of each case's bytes).
+  PYTHONUNBUFFERED=1 timeout -k 5 "${TSK_TORCH_SECONDS:-90}" python3 torch-reference.py --plan "$OUT/kernels-plan.json" --out "$OUT/torch.json" ${TSK_TORCH_ARGS:-}
   echo "torch-reference exit $?"
   if command -v ncu >/dev/null && [ "${TSK_NCU_SECONDS:-100}" != 0 ]; then
     stage "== ncu (Nsight Compute): one launch of each of our kernels and of PyTorch's, inside NVTX range 'profile'"

@@ -435,7 +435,7 @@ class Runner:
         del source, destination
         return out
 
-    def run_case(self, case, rounds, l2_bytes, peers=None):
+    def run_case(self, case, rounds, l2_bytes, peers=None, solo=False):
         """Ours, PyTorch's counterpart (where the case has one) and each of `peers` (name → counterpart(torch,
         case, buffers): Triton's), each checked once against float64, then timed alternately, round by round."""
         torch = self.torch
@@ -482,6 +482,19 @@ class Runner:
             times["ours"].append(self.time(ours[r % sets], inner))
             for name, fns in others.items():
                 times[name].append(self.time(fns[r % sets], inner))
+        if solo:
+            # Diagnostics (--solo): ours again for as many rounds but back to back, with no other side's calls
+            # between its timings, and a device-to-device copy of the case's bytes (half read, half written)
+            # timed the same way: what the alternation and the transfer's size alone do to the figure.
+            times["oursSolo"] = [self.time(ours[r % sets], inner) for r in range(rounds)]
+            half = case["bytes"] // 2 // 16 * 16
+            source = torch.empty(half, dtype=torch.uint8, device="cuda").random_()
+            destination = torch.empty_like(source)
+            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+            copy = lambda: self.driver.copy(destination.data_ptr(), source.data_ptr(), half, stream)
+            copy()
+            times["copySameBytes"] = [self.time(copy, inner) for _ in range(rounds)]
+            del source, destination
         del allocated, ours, others
         torch.cuda.empty_cache()
         medians = {name: statistics.median(values) for name, values in times.items()}
@@ -494,6 +507,9 @@ class Runner:
         for name in checks:
             t = medians[name]
             row[name] = {"ms": t, "gbps": case["bytes"] / (t * 1e6), "runsMs": times[name], "check": checks[name]}
+        for name in ("oursSolo", "copySameBytes"):
+            if name in medians:
+                row[name] = {"ms": medians[name], "gbps": case["bytes"] / (medians[name] * 1e6), "runsMs": times[name]}
         if "torch" in row:
             row["speedup"] = medians["torch"] / o
         if "triton" in row:
@@ -554,7 +570,7 @@ def main_gpu(args, plan, plan_dir):
         if args.only and case["id"] not in args.only.split(","):
             continue
         try:
-            row = runner.run_case(case, args.rounds, l2_bytes, peers)
+            row = runner.run_case(case, args.rounds, l2_bytes, peers, solo=args.solo)
         except Exception as error:  # one case's failure is recorded, and the others still run
             row = {"id": case["id"], "label": case["label"], "error": f"{type(error).__name__}: {error}"}
             print(f"{case['id']:<10} {case['label']:<12} FAILED: {row['error']}", flush=True)
@@ -569,6 +585,9 @@ def main_gpu(args, plan, plan_dir):
             if name in row:
                 line += (f"   {title} {row[name]['ms']:8.3f} ms {row[name]['gbps']:7.1f} GB/s "
                          f"{'pass' if row[name]['check']['pass'] else 'fail'}   {title}/ours {row[name]['ms'] / row['ours']['ms']:.2f}x")
+        for name, title in (("oursSolo", "ours alone"), ("copySameBytes", "copy of its bytes")):
+            if name in row:
+                line += f"   {title} {row[name]['ms']:8.3f} ms {row[name]['gbps']:7.1f} GB/s"
         print(line, flush=True)
         with open(args.out, "w") as f:
             json.dump(results, f, indent=2)
@@ -712,6 +731,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--only", help="comma-separated case ids")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--solo", action="store_true", help="also time ours back to back alone, and a copy of each case's bytes")
     parser.add_argument("--dry-run", action="store_true")
     parser.add_argument("--triton-interpret-test", action="store_true")
     args = parser.parse_args()
