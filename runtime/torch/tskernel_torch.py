@@ -7,8 +7,8 @@ implementation is `Kernel.fake` (a kernel built for several element types is a `
 per combination of types, which picks one by the tensors' dtypes). This file checks the arguments (dtype,
 device, contiguity and the declared shapes, with errors that name the parameter), binds the sizes, picks the
 first specialization whose requirements hold, allocates the outputs and launches the kernel through the CUDA
-driver API (ctypes: no C++ compiler) on the tensors' device and PyTorch's current stream, from the cubin built for that GPU's
-architecture or else from the PTX, which the driver compiles. After a kernel's first launch a launcher written
+driver API (ctypes: no C++ compiler) on the tensors' device and PyTorch's current stream, from the cubin
+built for that GPU's architecture or else from the PTX, which the driver compiles. After a kernel's first launch a launcher written
 for its parameters takes over (fast_launcher), and `route` decides whether a call goes through PyTorch's
 dispatcher at all. PyTorch is imported only where a tensor is handled, so the parts that need no GPU run (and
 are tested, runtime/torch/test_tskernel_torch.py) anywhere.
