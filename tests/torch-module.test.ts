@@ -249,7 +249,7 @@ describe("tskernel build --target torch", () => {
       "int main() {",
       `  int sizes[] = {${sizes.join(", ")}};`,
       `  for (int s : sizes) {`,
-      `    dim3 g = grid_geluBackward(s); dim3 b = grid_layerNormBackward_THREADS_64_ITEMS_1_ROWS_PER_BLOCK_16(s);`,
+      `    dim3 g = grid_geluBackward_T_f32(s); dim3 b = grid_layerNormBackward_THREADS_64_ITEMS_1_ROWS_PER_BLOCK_16(s);`,
       `    printf("%u %u %d %d\\n", g.x, b.x, (int)accepts_layerNorm_THREADS_64_ITEMS_1(s), (int)accepts_layerNorm_THREADS_256_ITEMS_4(s));`,
       "  }",
       "}",
@@ -263,7 +263,7 @@ describe("tskernel build --target torch", () => {
       return foldFormula(formula, { ...spec.specialization, n: s, rows: s, cols: s });
     };
     const expected = sizes.map((s) => {
-      const gelu = evaluate("geluBackward", manifest.kernels.find((k) => k.name === "geluBackward")!.signature!.grid[0], s);
+      const gelu = evaluate("geluBackward_T_f32", manifest.kernels.find((k) => k.name === "geluBackward")!.signature!.grid[0], s);
       const back = evaluate("layerNormBackward_THREADS_64_ITEMS_1_ROWS_PER_BLOCK_16", manifest.kernels.find((k) => k.name === "layerNormBackward")!.signature!.grid[0], s);
       const accepts = (entry: string) => (layerNorm.signature!.requires.every((r) => evaluate(entry, r.formula, s) !== 0) ? 1 : 0);
       return `${gelu} ${back} ${accepts("layerNorm_THREADS_64_ITEMS_1")} ${accepts("layerNorm_THREADS_256_ITEMS_4")}`;

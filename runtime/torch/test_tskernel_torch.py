@@ -656,7 +656,14 @@ class TorchAppModule(Generated):
         op.setup_context(ctx, (x,), out)
         (grad_x,) = op.backward(ctx, self.tensor((1000,)))
         launch = self.driver.launches[-1]
-        self.assertEqual((launch["function"], launch["grid"], grad_x.shape), ("geluBackward", (4, 1, 1), (1000,)))
+        self.assertEqual((launch["function"], launch["grid"], grad_x.shape), ("geluBackward_T_f32", (4, 1, 1), (1000,)))
+        # gelu is built for f32 and bf16: bf16 tensors take the bf16 builds, forward and backward.
+        x = self.tensor((1000,), "bfloat16")
+        out = op(x)
+        op.setup_context(ctx, (x,), out)
+        (grad_x,) = op.backward(ctx, self.tensor((1000,), "bfloat16"))
+        self.assertEqual([l["function"] for l in self.driver.launches[-2:]], ["gelu_T_bf16", "geluBackward_T_bf16"])
+        self.assertEqual((str(out.dtype), str(grad_x.dtype)), ("torch.bfloat16", "torch.bfloat16"))
 
 
 # ---- the prebuilt kernels: tensor maps, matmul in bf16 and f16, attention ----------------------------------
