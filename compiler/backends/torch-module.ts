@@ -11,8 +11,8 @@
  * A kernel whose specializations name several element types (`T: "f32"`, `T: "bf16"`) is one operator: its
  * specializations are grouped by the types of their parameters into builds (one `_rt.Kernel` each, in the
  * order of their first specialization), and `_rt.Dispatch` sends a call to the build whose input tensors'
- * types are the arguments' dtypes. Kernels whose builds that cannot tell apart, or whose backward kernel lacks
- * a build for the forward's types, get a diagnostic (TSK4016, TSK4017) instead of a module.
+ * types are the arguments' dtypes. A kernel whose builds the dtypes cannot tell apart, or whose backward kernel
+ * lacks a build for the forward's types, gets a diagnostic (TSK4016, TSK4017) and no operator.
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
@@ -144,12 +144,7 @@ function dispatchProblem(op: Operator): string | undefined {
     }
     seen.set(key, build);
   }
-  // The schema has one Python type per scalar argument: builds must agree on int, float or bool.
-  for (const [i, p] of op.params.entries()) {
-    if (p.kind !== "scalar" || op.sizes.has(p.name)) continue;
-    const annotations = new Set(op.builds.map((b) => annotationOf((b.params[i] as ManifestParam & { kind: "scalar" }).type)));
-    if (annotations.size > 1) return `its scalar parameter '${p.name}' is ${[...annotations].join(" in one build and ")} in another, and an operator's schema has one type per argument`;
-  }
+  // (Scalars cannot be of a kernel's type parameter, so the schema's Python type of each is the same in every build.)
   return undefined;
 }
 
