@@ -146,7 +146,7 @@ export const torchPrebuiltKernels: readonly string[] = [
  * named after the file's stem made a Python identifier (unique within the build), and their runtime (also
  * written when the build has one of the kernels the runtime launches itself, torchPrebuiltKernels).
  */
-export function torchModules(manifest: Manifest, stems: ReadonlyMap<string, string>): { file: string; text: string }[] {
+export function torchModules(manifest: Manifest, stems: ReadonlyMap<string, string>, diagnostics: Diagnostic[] = []): { file: string; text: string }[] {
   const modules: { file: string; text: string }[] = [];
   const used = new Set<string>([torchRuntimeFile.replace(/\.py$/, "")]);
   for (const [source, stem] of stems) {
@@ -156,7 +156,7 @@ export function torchModules(manifest: Manifest, stems: ReadonlyMap<string, stri
     let moduleName = base;
     for (let n = 2; used.has(moduleName); n++) moduleName = `${base}_${n}`;
     used.add(moduleName);
-    modules.push({ file: `${moduleName}.py`, text: emitTorchModule({ displayPath: source, moduleName, kernels }) });
+    modules.push({ file: `${moduleName}.py`, text: emitTorchModule({ displayPath: source, moduleName, kernels, diagnostics }) });
   }
   const prebuilt = manifest.kernels.some((k) => k.outputs.cuda && torchPrebuiltKernels.includes(k.name));
   if (modules.length > 0 || prebuilt) modules.push({ file: torchRuntimeFile, text: fs.readFileSync(path.join(packageRoot(), "runtime", "torch", torchRuntimeFile), "utf8") });
@@ -247,7 +247,14 @@ export function writeBuild(result: CompileResult, outDir: string, io: Io, buildT
   const manifest = buildManifest(result.files, written, generator);
   if (options.torch) {
     const sources = new Map([...written.keys()].map((file) => [file.displayPath, stems.get(file)!]));
-    const modules = torchModules(manifest, sources);
+    const problems: Diagnostic[] = [];
+    const modules = torchModules(manifest, sources, problems);
+    // A kernel the operators cannot dispatch (TSK4016, TSK4017) fails the build rather than leaving builds unused.
+    report(problems, io);
+    if (problems.some((d) => d.severity === "error")) {
+      io.stderr("torch: no Python module was written\n");
+      return 1;
+    }
     for (const module of modules) if (!write(module.file, module.text)) return 1;
     if (modules.length === 0) io.stderr("torch: no kernel of the build declares its tensors and grid, so no Python module was written\n");
     else if (modules.every((m) => m.file === torchRuntimeFile)) io.stderr(`torch: no kernel of the build declares its tensors and grid; ${torchRuntimeFile} was written for its matmul and attention, which launch the build's prebuilt kernels\n`);

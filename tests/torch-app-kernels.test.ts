@@ -5,8 +5,8 @@
  * declarations through the runtime's `declaredLaunch` (the sizes from the shapes, the first
  * specialization whose requirements hold, the declared grid): each against a float64 reference, with fresh
  * random inputs and outputs poisoned with NaN. The same kernels run as PyTorch operators on the GPU in
- * examples/torch-app/check.py. The bf16 kernels of the example's transformer (geluBf16, layerNormBf16 and their
- * gradients) likewise, from bf16 inputs (whose widening is exact) against float64: within the rounding of the
+ * examples/torch-app/check.py. The bf16 kernels of the example's transformer (gelu's and geluBackward's bf16
+ * builds, layerNormBf16 and its gradients) likewise, from bf16 inputs (whose widening is exact) against float64: within the rounding of the
  * bf16 result (2⁻⁸ relative, absolute below 1) plus the f32 computation's error.
  */
 
@@ -51,6 +51,9 @@ for (const backend of backends) {
   describe(`examples/torch-app/kernels.ts on ${backend.name}, launched from their declarations${typeof backend.device === "string" ? ` (skipped: ${backend.device})` : ""}`, () => {
     const device = backend.device as Device;
     const specializations = (name: string): KernelHandle[] => backend.library.kernels.filter((h) => h.description.name === name);
+    // The specializations of one element type of a kernel built for several (declaredLaunch takes the first
+    // whose requirements hold, whatever the buffers' types: the PyTorch operator is what picks by dtype).
+    const ofType = (name: string, type: string) => specializations(name).filter((h) => h.description.entryName.endsWith(`_T_${type}`));
     const poisoned = (length: number) => device.createBuffer(new Float32Array(length).fill(Number.NaN));
     const test = typeof backend.device === "string" ? it.skip : it;
 
@@ -60,13 +63,13 @@ for (const backend of backends) {
       const dy = random(n);
       const input = device.createBuffer(x);
       const out = poisoned(n);
-      let launch = declaredLaunch(specializations("gelu"), { out: { buffer: out, shape: [3, 341] }, input: { buffer: input, shape: [3, 341] } });
+      let launch = declaredLaunch(ofType("gelu", "f32"), { out: { buffer: out, shape: [3, 341] }, input: { buffer: input, shape: [3, 341] } });
       expect(launch.grid).toEqual([Math.ceil(n / 256), 1, 1]);
       await device.launch(launch.kernel, launch);
       expect(worst(await device.read(out), Array.from(x, geluTanh), 1)).toBeLessThan(1e-6);
 
       const grad = poisoned(n);
-      launch = declaredLaunch(specializations("geluBackward"), { gradInput: { buffer: grad, shape: [n] }, input: { buffer: input, shape: [n] }, gradOut: { buffer: device.createBuffer(dy), shape: [n] } });
+      launch = declaredLaunch(ofType("geluBackward", "f32"), { gradInput: { buffer: grad, shape: [n] }, input: { buffer: input, shape: [n] }, gradOut: { buffer: device.createBuffer(dy), shape: [n] } });
       await device.launch(launch.kernel, launch);
       expect(worst(await device.read(grad), Array.from(x, (v, i) => dy[i]! * geluSlope(v)), 1)).toBeLessThan(2e-6);
     });
@@ -149,19 +152,19 @@ for (const backend of backends) {
     const readBf16 = async (buffer: Parameters<Device["read"]>[0]) => Array.from((await device.read(buffer, { bits: true })) as Uint16Array, bf16FromBits);
     const bf16Bound = 2 ** -8 + 1e-5; // bf16 keeps 8 significant bits: rounding to nearest is within 2⁻⁸ relative
 
-    test("geluBf16 and geluBf16Backward", async () => {
+    test("gelu and geluBackward built for bf16", async () => {
       const n = 3 * 341;
       const x = randomBf16(n, 4);
       const dy = randomBf16(n);
       const input = device.createBuffer("bf16", x.bits);
       const out = poisonedBf16(n);
-      let launch = declaredLaunch(specializations("geluBf16"), { out: { buffer: out, shape: [3, 341] }, input: { buffer: input, shape: [3, 341] } });
-      expect(launch.kernel.description.entryName).toBe("geluBf16_T_bf16");
+      let launch = declaredLaunch(ofType("gelu", "bf16"), { out: { buffer: out, shape: [3, 341] }, input: { buffer: input, shape: [3, 341] } });
+      expect(launch.kernel.description.entryName).toBe("gelu_T_bf16");
       await device.launch(launch.kernel, launch);
       expect(worst(await readBf16(out), x.values.map(geluTanh), 1)).toBeLessThan(bf16Bound);
 
       const grad = poisonedBf16(n);
-      launch = declaredLaunch(specializations("geluBf16Backward"), { gradInput: { buffer: grad, shape: [n] }, input: { buffer: input, shape: [n] }, gradOut: { buffer: device.createBuffer("bf16", dy.bits), shape: [n] } });
+      launch = declaredLaunch(ofType("geluBackward", "bf16"), { gradInput: { buffer: grad, shape: [n] }, input: { buffer: input, shape: [n] }, gradOut: { buffer: device.createBuffer("bf16", dy.bits), shape: [n] } });
       await device.launch(launch.kernel, launch);
       expect(worst(await readBf16(grad), x.values.map((v, i) => dy.values[i]! * geluSlope(v)), 1)).toBeLessThan(bf16Bound);
     });

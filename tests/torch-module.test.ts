@@ -13,9 +13,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { torchModules, torchPrebuiltKernels } from "../cli/build.ts";
+import { torchModules, torchPrebuiltKernels, writeBuild } from "../cli/build.ts";
 import { runCli } from "../cli/main.ts";
-import { applyFormulaOp, buildManifest, cFormula, compileFiles, foldFormula, parseFormula, pythonFormula, type Manifest, type ManifestFormula } from "../compiler/index.ts";
+import { applyFormulaOp, buildManifest, cFormula, compileFiles, foldFormula, parseFormula, pythonFormula, type Diagnostic, type Manifest, type ManifestFormula } from "../compiler/index.ts";
 import { checkGolden, repoRoot } from "./golden-cases.ts";
 import { nvccAvailable } from "./tools/nvcc.ts";
 
@@ -48,6 +48,76 @@ describe("the generated PyTorch module", () => {
     expect(runtime!.file).toBe("tskernel_torch.py");
     const golden = checkGolden(path.join(caseDir, "expected.py"), module!.text);
     if (!golden.ok) expect(module!.text, "codegen-tests/torch-ops/expected.py differs (UPDATE_GOLDENS=1 regenerates)").toBe(golden.expected);
+  });
+
+  it("makes one operator of a kernel built for several element types, and reports the kernels whose builds it cannot choose by dtype", () => {
+    // The dispatching operator's behaviour (by dtype, the outputs' types, the error, the backward) is tested in
+    // Python on codegen-tests/torch-ops's `shift`; here, what the generator refuses: builds that take the same
+    // input types (no input tensor tells them apart: TSK4016), and a backward kernel without a build of the
+    // forward's types (TSK4017). Each is left out of the module, which keeps the other operators.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-torch-dtype-"));
+    const file = path.join(dir, "kernel.ts");
+    fs.writeFileSync(
+      file,
+      `import { blockDim, blockIdx, cast, f32, kernel, threadIdx, type BufferOf, type i32, type ReadonlyBufferOf } from "tskernel";
+export const fill = kernel(
+  { block: [64], specializations: [{ T: "f32" }, { T: "bf16" }], tensors: { out: "output [n]" }, grid: ["cdiv(n, 64)"] },
+  <T extends "f32" | "bf16">(out: BufferOf<T>, n: i32, value: f32) => {
+    const i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = cast<T>(value);
+  },
+);
+export const twice = kernel(
+  { block: [64], specializations: [{ T: "f32" }, { T: "bf16" }], tensors: { out: "output [n]", input: "[n]" }, grid: ["cdiv(n, 64)"], backward: "twiceBackward" },
+  <T extends "f32" | "bf16">(out: BufferOf<T>, input: ReadonlyBufferOf<T>, n: i32) => {
+    const i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = cast<T>(2 * f32(input[i]));
+  },
+);
+export const twiceBackward = kernel(
+  { block: [64], specializations: [{ T: "f32" }], tensors: { gradInput: "output [n]", gradOut: "[n]" }, grid: ["cdiv(n, 64)"] },
+  <T extends "f32" | "bf16">(gradInput: BufferOf<T>, gradOut: ReadonlyBufferOf<T>, n: i32) => {
+    const i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) gradInput[i] = cast<T>(2 * f32(gradOut[i]));
+  },
+);
+export const half = kernel(
+  { block: [64], specializations: [{ T: "bf16" }, { T: "f32" }], tensors: { out: "output [n]", input: "[n]" }, grid: ["cdiv(n, 64)"] },
+  <T extends "f32" | "bf16">(out: BufferOf<T>, input: ReadonlyBufferOf<T>, n: i32) => {
+    const i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = cast<T>(0.5 * f32(input[i]));
+  },
+);
+`,
+    );
+    const result = compileFiles([file], { targets: ["cuda"], baseDir: dir });
+    expect(result.ok, JSON.stringify(result.diagnostics.map((d) => d.message))).toBe(true);
+    const names = new Map(result.files.map((f) => [f, { cu: "kernel.cu", cuh: "kernel.cuh", ptx: { file: "kernel.sm_90.ptx", arch: "sm_90" } }] as const));
+    const manifest = buildManifest(result.files, names, "tskernel test");
+    const diagnostics: Diagnostic[] = [];
+    const [module] = torchModules(manifest, new Map([["kernel.ts", "kernel"]]), diagnostics);
+    expect(diagnostics.map((d) => [d.code, d.severity, d.message])).toEqual([
+      [
+        "TSK4016",
+        "error",
+        "the PyTorch operator of 'fill' cannot choose its builds by dtype: fill_T_f32 and fill_T_bf16 take the same input tensor types (no input tensors) and differ only in the type of 'out', so the dtypes of a call cannot choose between them",
+      ],
+      [
+        "TSK4017",
+        "error",
+        "the PyTorch operator of 'twice' has a build for input: bf16, and its backward kernel 'twiceBackward' has none for the same types (gradOut: bf16): add that specialization to 'twiceBackward'",
+      ],
+    ]);
+    expect(module!.text).toContain('__all__ = ["twice_backward", "half"]');
+    // half's builds, in the order of its specializations, under one operator.
+    expect(module!.text).toMatch(/_kernel_half = _rt\.Dispatch\([\s\S]*"half_T_bf16"[\s\S]*"half_T_f32"/);
+    // The build fails with the diagnostics rather than write a module whose builds would go unused.
+    const out = path.join(dir, "build");
+    const errors: string[] = [];
+    const io = { stdout: () => {}, stderr: (text: string) => void errors.push(text) };
+    expect(writeBuild(result, out, io, ["cuda"], { torch: true })).toBe(1);
+    expect(fs.existsSync(path.join(out, "kernel.py"))).toBe(false);
+    expect(errors.join("")).toMatch(/TSK4016[\s\S]*TSK4017[\s\S]*torch: no Python module was written/);
   });
 
   it("names modules after their files, uniquely, and skips files that declare no launch", () => {
@@ -179,7 +249,7 @@ describe("tskernel build --target torch", () => {
       "int main() {",
       `  int sizes[] = {${sizes.join(", ")}};`,
       `  for (int s : sizes) {`,
-      `    dim3 g = grid_geluBackward(s); dim3 b = grid_layerNormBackward_THREADS_64_ITEMS_1_ROWS_PER_BLOCK_16(s);`,
+      `    dim3 g = grid_geluBackward_T_f32(s); dim3 b = grid_layerNormBackward_THREADS_64_ITEMS_1_ROWS_PER_BLOCK_16(s);`,
       `    printf("%u %u %d %d\\n", g.x, b.x, (int)accepts_layerNorm_THREADS_64_ITEMS_1(s), (int)accepts_layerNorm_THREADS_256_ITEMS_4(s));`,
       "  }",
       "}",
@@ -193,7 +263,7 @@ describe("tskernel build --target torch", () => {
       return foldFormula(formula, { ...spec.specialization, n: s, rows: s, cols: s });
     };
     const expected = sizes.map((s) => {
-      const gelu = evaluate("geluBackward", manifest.kernels.find((k) => k.name === "geluBackward")!.signature!.grid[0], s);
+      const gelu = evaluate("geluBackward_T_f32", manifest.kernels.find((k) => k.name === "geluBackward")!.signature!.grid[0], s);
       const back = evaluate("layerNormBackward_THREADS_64_ITEMS_1_ROWS_PER_BLOCK_16", manifest.kernels.find((k) => k.name === "layerNormBackward")!.signature!.grid[0], s);
       const accepts = (entry: string) => (layerNorm.signature!.requires.every((r) => evaluate(entry, r.formula, s) !== 0) ? 1 : 0);
       return `${gelu} ${back} ${accepts("layerNorm_THREADS_64_ITEMS_1")} ${accepts("layerNorm_THREADS_256_ITEMS_4")}`;

@@ -32,103 +32,147 @@ __device__ __forceinline__ float tsk_f64_to_f32_odd(double d) {
 __device__ __forceinline__ float tsk_fabsf(float x) { return __int_as_float(__float_as_int(x) & 0x7fffffff); }
 
 // Kernel scale; block 128×1×1.
-#line 8 "codegen-tests/torch-ops/kernel.ts"
+#line 9 "codegen-tests/torch-ops/kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) scale(float* out, const float* __restrict__ input, int n, float factor) {
-#line 11 "codegen-tests/torch-ops/kernel.ts"
-  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 12 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 13 "codegen-tests/torch-ops/kernel.ts"
   if (i < n) {
     out[i] = factor * input[i];
   }
 }
 
 // Kernel scaleBackward; block 128×1×1.
-#line 16 "codegen-tests/torch-ops/kernel.ts"
+#line 17 "codegen-tests/torch-ops/kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) scaleBackward(float* gradInput, const float* __restrict__ gradOut, int n, float factor) {
-#line 19 "codegen-tests/torch-ops/kernel.ts"
-  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 20 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 21 "codegen-tests/torch-ops/kernel.ts"
   if (i < n) {
     gradInput[i] = factor * gradOut[i];
   }
 }
 
 // Kernel scaleHalf; block 128×1×1.
-#line 24 "codegen-tests/torch-ops/kernel.ts"
+#line 25 "codegen-tests/torch-ops/kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) scaleHalf(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n, tsk_bf16 factor) {
-#line 27 "codegen-tests/torch-ops/kernel.ts"
-  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 28 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 29 "codegen-tests/torch-ops/kernel.ts"
   if (i < n) {
     out[i] = tsk_f32_to_bf16(tsk_bf16_to_f32(factor) * tsk_bf16_to_f32(input[i]));
   }
 }
 
 // Kernel axpy; block 64×1×1.
-#line 32 "codegen-tests/torch-ops/kernel.ts"
+#line 33 "codegen-tests/torch-ops/kernel.ts"
 extern "C" __global__ void __launch_bounds__(64) axpy(float* y, const float* __restrict__ x, int n, float a) {
-#line 35 "codegen-tests/torch-ops/kernel.ts"
-  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 36 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 37 "codegen-tests/torch-ops/kernel.ts"
   if (i < n) {
     y[i] += a * x[i];
   }
 }
 
 // Kernel histogram specialized for BINS = 16; block 256×1×1.
-#line 40 "codegen-tests/torch-ops/kernel.ts"
+#line 41 "codegen-tests/torch-ops/kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) histogram_BINS_16(unsigned int* counts, const unsigned int* __restrict__ values, int n) {
-#line 43 "codegen-tests/torch-ops/kernel.ts"
+#line 44 "codegen-tests/torch-ops/kernel.ts"
   for (int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x)); i < n; i += 262144) {
     atomicAdd(&counts[(int)(values[i] % 16u)], 1u);
   }
 }
 
 // Kernel rowSums specialized for THREADS = 32, ROWS = 4; block 32×4×1.
-#line 47 "codegen-tests/torch-ops/kernel.ts"
+#line 48 "codegen-tests/torch-ops/kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) rowSums_THREADS_32_ROWS_4(float* sums, const float* __restrict__ matrix, int rows, int cols, bool absolute) {
-#line 56 "codegen-tests/torch-ops/kernel.ts"
-  const int row = (int)((unsigned int)((int)blockIdx.x) * 4u + (unsigned int)((int)threadIdx.y));
 #line 57 "codegen-tests/torch-ops/kernel.ts"
+  const int row = (int)((unsigned int)((int)blockIdx.x) * 4u + (unsigned int)((int)threadIdx.y));
+#line 58 "codegen-tests/torch-ops/kernel.ts"
   if (row >= rows || (int)threadIdx.x != 0) {
     return;
   }
-#line 58 "codegen-tests/torch-ops/kernel.ts"
-  float sum = 0.0f;
 #line 59 "codegen-tests/torch-ops/kernel.ts"
+  float sum = 0.0f;
+#line 60 "codegen-tests/torch-ops/kernel.ts"
   for (int c = 0; c < cols; c++) {
     sum += absolute ? tsk_fabsf(matrix[(int)((unsigned int)row * (unsigned int)cols + (unsigned int)c)]) : matrix[(int)((unsigned int)row * (unsigned int)cols + (unsigned int)c)];
   }
-#line 60 "codegen-tests/torch-ops/kernel.ts"
+#line 61 "codegen-tests/torch-ops/kernel.ts"
   sums[row] = sum;
 }
 
 // Kernel rowSums specialized for THREADS = 128, ROWS = 1; block 128×1×1.
-#line 47 "codegen-tests/torch-ops/kernel.ts"
+#line 48 "codegen-tests/torch-ops/kernel.ts"
 extern "C" __global__ void __launch_bounds__(128) rowSums_THREADS_128_ROWS_1(float* sums, const float* __restrict__ matrix, int rows, int cols, bool absolute) {
-#line 56 "codegen-tests/torch-ops/kernel.ts"
-  const int row = (int)((unsigned int)((int)blockIdx.x) * 1u + (unsigned int)((int)threadIdx.y));
 #line 57 "codegen-tests/torch-ops/kernel.ts"
+  const int row = (int)((unsigned int)((int)blockIdx.x) * 1u + (unsigned int)((int)threadIdx.y));
+#line 58 "codegen-tests/torch-ops/kernel.ts"
   if (row >= rows || (int)threadIdx.x != 0) {
     return;
   }
-#line 58 "codegen-tests/torch-ops/kernel.ts"
-  float sum = 0.0f;
 #line 59 "codegen-tests/torch-ops/kernel.ts"
+  float sum = 0.0f;
+#line 60 "codegen-tests/torch-ops/kernel.ts"
   for (int c = 0; c < cols; c++) {
     sum += absolute ? tsk_fabsf(matrix[(int)((unsigned int)row * (unsigned int)cols + (unsigned int)c)]) : matrix[(int)((unsigned int)row * (unsigned int)cols + (unsigned int)c)];
   }
-#line 60 "codegen-tests/torch-ops/kernel.ts"
+#line 61 "codegen-tests/torch-ops/kernel.ts"
   sums[row] = sum;
 }
 
 // Kernel tile; block 256×1×1.
-#line 64 "codegen-tests/torch-ops/kernel.ts"
+#line 65 "codegen-tests/torch-ops/kernel.ts"
 extern "C" __global__ void __launch_bounds__(256) tile(float* out, const float* __restrict__ row, int n, int times) {
-#line 67 "codegen-tests/torch-ops/kernel.ts"
-  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
 #line 68 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 69 "codegen-tests/torch-ops/kernel.ts"
   if (i < (int)((unsigned int)times * (unsigned int)n)) {
     out[i] = row[i % n];
+  }
+}
+
+// Kernel shift; block 64×1×1.
+#line 73 "codegen-tests/torch-ops/kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) shift_T_f32(float* out, const float* __restrict__ input, int n, float by) {
+#line 76 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 77 "codegen-tests/torch-ops/kernel.ts"
+  if (i < n) {
+    out[i] = input[i] + by;
+  }
+}
+
+// Kernel shift; block 64×1×1.
+#line 73 "codegen-tests/torch-ops/kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) shift_T_bf16(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n, float by) {
+#line 76 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 77 "codegen-tests/torch-ops/kernel.ts"
+  if (i < n) {
+    out[i] = tsk_f32_to_bf16(tsk_bf16_to_f32(input[i]) + by);
+  }
+}
+
+// Kernel shiftBackward; block 64×1×1.
+#line 81 "codegen-tests/torch-ops/kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) shiftBackward_T_bf16(tsk_bf16* gradInput, const tsk_bf16* __restrict__ gradOut, int n) {
+#line 84 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 85 "codegen-tests/torch-ops/kernel.ts"
+  if (i < n) {
+    gradInput[i] = gradOut[i];
+  }
+}
+
+// Kernel shiftBackward; block 64×1×1.
+#line 81 "codegen-tests/torch-ops/kernel.ts"
+extern "C" __global__ void __launch_bounds__(64) shiftBackward_T_f32(float* gradInput, const float* __restrict__ gradOut, int n) {
+#line 84 "codegen-tests/torch-ops/kernel.ts"
+  const int i = (int)((unsigned int)((int)blockIdx.x) * (unsigned int)((int)blockDim.x) + (unsigned int)((int)threadIdx.x));
+#line 85 "codegen-tests/torch-ops/kernel.ts"
+  if (i < n) {
+    gradInput[i] = gradOut[i];
   }
 }

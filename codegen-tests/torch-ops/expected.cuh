@@ -126,3 +126,55 @@ static inline cudaError_t launch_tile(dim3 grid, cudaStream_t stream, float* out
 static inline dim3 grid_tile(int times, int n) {
   return dim3(((times * n) + (256) - 1) / (256), 1, 1);
 }
+
+extern "C" __global__ void __launch_bounds__(64) shift_T_f32(float* out, const float* __restrict__ input, int n, float by);
+
+// Launches shift_T_f32 with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_shift_T_f32(dim3 grid, cudaStream_t stream, float* out, const float* input, int n, float by) {
+  shift_T_f32<<<grid, dim3(64, 1, 1), 0, stream>>>(out, input, n, by);
+  return cudaGetLastError();
+}
+
+// The grid of shift_T_f32 for its sizes, as its options declare it: grid: [cdiv(n, 64)].
+static inline dim3 grid_shift_T_f32(int n) {
+  return dim3(((n) + (64) - 1) / (64), 1, 1);
+}
+
+extern "C" __global__ void __launch_bounds__(64) shift_T_bf16(tsk_bf16* out, const tsk_bf16* __restrict__ input, int n, float by);
+
+// Launches shift_T_bf16 with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_shift_T_bf16(dim3 grid, cudaStream_t stream, __nv_bfloat16* out, const __nv_bfloat16* input, int n, float by) {
+  shift_T_bf16<<<grid, dim3(64, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(out), reinterpret_cast<const tsk_bf16*>(input), n, by);
+  return cudaGetLastError();
+}
+
+// The grid of shift_T_bf16 for its sizes, as its options declare it: grid: [cdiv(n, 64)].
+static inline dim3 grid_shift_T_bf16(int n) {
+  return dim3(((n) + (64) - 1) / (64), 1, 1);
+}
+
+extern "C" __global__ void __launch_bounds__(64) shiftBackward_T_bf16(tsk_bf16* gradInput, const tsk_bf16* __restrict__ gradOut, int n);
+
+// Launches shiftBackward_T_bf16 with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_shiftBackward_T_bf16(dim3 grid, cudaStream_t stream, __nv_bfloat16* gradInput, const __nv_bfloat16* gradOut, int n) {
+  shiftBackward_T_bf16<<<grid, dim3(64, 1, 1), 0, stream>>>(reinterpret_cast<tsk_bf16*>(gradInput), reinterpret_cast<const tsk_bf16*>(gradOut), n);
+  return cudaGetLastError();
+}
+
+// The grid of shiftBackward_T_bf16 for its sizes, as its options declare it: grid: [cdiv(n, 64)].
+static inline dim3 grid_shiftBackward_T_bf16(int n) {
+  return dim3(((n) + (64) - 1) / (64), 1, 1);
+}
+
+extern "C" __global__ void __launch_bounds__(64) shiftBackward_T_f32(float* gradInput, const float* __restrict__ gradOut, int n);
+
+// Launches shiftBackward_T_f32 with its fixed block 64×1×1; returns the launch error, if any.
+static inline cudaError_t launch_shiftBackward_T_f32(dim3 grid, cudaStream_t stream, float* gradInput, const float* gradOut, int n) {
+  shiftBackward_T_f32<<<grid, dim3(64, 1, 1), 0, stream>>>(gradInput, gradOut, n);
+  return cudaGetLastError();
+}
+
+// The grid of shiftBackward_T_f32 for its sizes, as its options declare it: grid: [cdiv(n, 64)].
+static inline dim3 grid_shiftBackward_T_f32(int n) {
+  return dim3(((n) + (64) - 1) / (64), 1, 1);
+}

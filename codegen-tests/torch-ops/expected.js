@@ -247,3 +247,63 @@ export function tile(args, blockIdx, blockDim, gridDim) {
     }
   }
 }
+
+// Kernel shift: runs one block.
+export function shift_T_f32(args, blockIdx, blockDim, gridDim) {
+  const [out, input, n, by_1] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 64, ny = 1, nz = 1, threads = 64;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const i = (imul(bx, nx) + tx) | 0;
+    if (i < n) {
+      out[i] = fround(input[i] + by_1);
+    }
+  }
+}
+
+// Kernel shift: runs one block.
+export function shift_T_bf16(args, blockIdx, blockDim, gridDim) {
+  const [out, input, n, by_1] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 64, ny = 1, nz = 1, threads = 64;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const i = (imul(bx, nx) + tx) | 0;
+    if (i < n) {
+      out[i] = bf16Encode(bf16Round(fround(fround(bf16Decode(input[i])) + by_1)));
+    }
+  }
+}
+
+// Kernel shiftBackward: runs one block.
+export function shiftBackward_T_bf16(args, blockIdx, blockDim, gridDim) {
+  const [gradInput, gradOut, n] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 64, ny = 1, nz = 1, threads = 64;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const i = (imul(bx, nx) + tx) | 0;
+    if (i < n) {
+      gradInput[i] = bf16Encode(bf16Decode(gradOut[i]));
+    }
+  }
+}
+
+// Kernel shiftBackward: runs one block.
+export function shiftBackward_T_f32(args, blockIdx, blockDim, gridDim) {
+  const [gradInput, gradOut, n] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 64, ny = 1, nz = 1, threads = 64;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const i = (imul(bx, nx) + tx) | 0;
+    if (i < n) {
+      gradInput[i] = gradOut[i];
+    }
+  }
+}

@@ -14,6 +14,8 @@ skips the dispatcher. Needs PyTorch 2.4 or later and tskernel_torch.py beside th
     histogram(values) -> counts
     row_sums(matrix, absolute) -> sums
     tile(row, times) -> out
+    shift(input, by) -> out  (gradients: shift_backward)
+    shift_backward(gradOut) -> gradInput
 """
 
 import os as _os
@@ -353,6 +355,140 @@ def _(row, times):
     return _kernel_tile.fake(row, times)
 
 
+# ---- shift ----
+
+_kernel_shift = _rt.Dispatch(
+    "tskernel_torch_ops::shift",
+    (
+        _rt.Kernel(
+            _images,
+            "tskernel_torch_ops::shift",
+            params=(
+                _rt.Tensor("out", "f32", ("n",), role="output"),
+                _rt.Tensor("input", "f32", ("n",)),
+                _rt.Size("n", "i32"),
+                _rt.Scalar("by", "f32"),
+            ),
+            specializations=(
+                _rt.Specialization(
+                    "shift_T_f32",
+                    {},
+                    block=(64, 1, 1),
+                    shared_bytes=0,
+                    grid=lambda s: (_rt.cdiv(s["n"], 64), 1, 1),
+                ),
+            ),
+        ),
+        _rt.Kernel(
+            _images,
+            "tskernel_torch_ops::shift",
+            params=(
+                _rt.Tensor("out", "bf16", ("n",), role="output"),
+                _rt.Tensor("input", "bf16", ("n",)),
+                _rt.Size("n", "i32"),
+                _rt.Scalar("by", "f32"),
+            ),
+            specializations=(
+                _rt.Specialization(
+                    "shift_T_bf16",
+                    {},
+                    block=(64, 1, 1),
+                    shared_bytes=0,
+                    grid=lambda s: (_rt.cdiv(s["n"], 64), 1, 1),
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def shift(input: Tensor, by: float) -> Tensor:
+    """shift of codegen-tests/torch-ops/kernel.ts: input [n] (f32 | bf16), by (f32) -> out [n].
+
+    The operator torch.ops.tskernel_torch_ops.shift; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(input)
+    if route is _rt.LAUNCH:
+        return _kernel_shift.launch(input, by)
+    if route is _rt.AUTOGRAD:
+        return _shift_autograd(input, by)
+    return _shift_op(input, by)
+
+
+@torch.library.custom_op("tskernel_torch_ops::shift", mutates_args=())
+def _shift_op(input: Tensor, by: float) -> Tensor:
+    return _kernel_shift.launch(input, by)
+
+
+@_shift_op.register_fake
+def _(input, by):
+    return _kernel_shift.fake(input, by)
+
+
+# ---- shiftBackward ----
+
+_kernel_shift_backward = _rt.Dispatch(
+    "tskernel_torch_ops::shift_backward",
+    (
+        _rt.Kernel(
+            _images,
+            "tskernel_torch_ops::shift_backward",
+            params=(
+                _rt.Tensor("gradInput", "bf16", ("n",), role="output"),
+                _rt.Tensor("gradOut", "bf16", ("n",)),
+                _rt.Size("n", "i32"),
+            ),
+            specializations=(
+                _rt.Specialization(
+                    "shiftBackward_T_bf16",
+                    {},
+                    block=(64, 1, 1),
+                    shared_bytes=0,
+                    grid=lambda s: (_rt.cdiv(s["n"], 64), 1, 1),
+                ),
+            ),
+        ),
+        _rt.Kernel(
+            _images,
+            "tskernel_torch_ops::shift_backward",
+            params=(
+                _rt.Tensor("gradInput", "f32", ("n",), role="output"),
+                _rt.Tensor("gradOut", "f32", ("n",)),
+                _rt.Size("n", "i32"),
+            ),
+            specializations=(
+                _rt.Specialization(
+                    "shiftBackward_T_f32",
+                    {},
+                    block=(64, 1, 1),
+                    shared_bytes=0,
+                    grid=lambda s: (_rt.cdiv(s["n"], 64), 1, 1),
+                ),
+            ),
+        ),
+    ),
+)
+
+
+def shift_backward(gradOut: Tensor) -> Tensor:
+    """shiftBackward of codegen-tests/torch-ops/kernel.ts: gradOut [n] (bf16 | f32) -> gradInput [n].
+
+    The operator torch.ops.tskernel_torch_ops.shift_backward; an eager call on plain tensors launches directly (_rt.route)."""
+    route = _rt.route(gradOut)
+    if route is _rt.LAUNCH:
+        return _kernel_shift_backward.launch(gradOut)
+    return _shift_backward_op(gradOut)
+
+
+@torch.library.custom_op("tskernel_torch_ops::shift_backward", mutates_args=())
+def _shift_backward_op(gradOut: Tensor) -> Tensor:
+    return _kernel_shift_backward.launch(gradOut)
+
+
+@_shift_backward_op.register_fake
+def _(gradOut):
+    return _kernel_shift_backward.fake(gradOut)
+
+
 # ---- scale's gradients: scaleBackward ----
 
 
@@ -370,4 +506,20 @@ _scale_op.register_autograd(_scale_gradients, setup_context=_scale_setup_context
 _scale_autograd = _rt.eager_autograd(_kernel_scale.launch, _scale_setup_context, _scale_gradients)
 
 
-__all__ = ["scale", "scale_backward", "scale_half", "axpy", "histogram", "row_sums", "tile"]
+# ---- shift's gradients: shiftBackward ----
+
+
+def _shift_setup_context(ctx, inputs, output):
+    ctx.save_for_backward()
+
+
+def _shift_gradients(ctx, *grads):
+    gradInput = shift_backward(_rt.contiguous(grads[0]))
+    return gradInput, None
+
+
+_shift_op.register_autograd(_shift_gradients, setup_context=_shift_setup_context)
+_shift_autograd = _rt.eager_autograd(_kernel_shift.launch, _shift_setup_context, _shift_gradients)
+
+
+__all__ = ["scale", "scale_backward", "scale_half", "axpy", "histogram", "row_sums", "tile", "shift", "shift_backward"]

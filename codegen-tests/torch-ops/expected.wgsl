@@ -191,3 +191,93 @@ fn tile(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id
     tile_out[i] = tile_row[i % n];
   }
 }
+
+// Kernel shift.
+@group(0) @binding(0) var<storage, read_write> shift_T_f32_out: array<f32>;
+@group(0) @binding(1) var<storage, read> shift_T_f32_input: array<f32>;
+struct shift_T_f32_Params {
+  n: i32,
+  by: f32,
+}
+@group(0) @binding(2) var<uniform> shift_T_f32_params: shift_T_f32_Params;
+@compute @workgroup_size(64, 1, 1)
+fn shift_T_f32(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let n: i32 = shift_T_f32_params.n;
+  let by: f32 = shift_T_f32_params.by;
+  let i: i32 = i32(group_id.x) * 64i + i32(local_id.x);
+  if (i < n) {
+    shift_T_f32_out[i] = shift_T_f32_input[i] + by;
+  }
+}
+
+// Kernel shift.
+@group(0) @binding(0) var<storage, read_write> shift_T_bf16_out: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read> shift_T_bf16_input: array<u32>;
+struct shift_T_bf16_Params {
+  n: i32,
+  by: f32,
+}
+@group(0) @binding(2) var<uniform> shift_T_bf16_params: shift_T_bf16_Params;
+@compute @workgroup_size(64, 1, 1)
+fn shift_T_bf16(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let n: i32 = shift_T_bf16_params.n;
+  let by: f32 = shift_T_bf16_params.by;
+  let i: i32 = i32(group_id.x) * 64i + i32(local_id.x);
+  if (i < n) {
+    {
+      let element: u32 = u32(i);
+      let bits: u32 = tsk_pack_bf16(tsk_round_bf16(tsk_unpack_bf16(shift_T_bf16_input[u32(i) >> 1u], u32(i)) + by));
+      let shift: u32 = (element & 1u) * 16u;
+      let word = &shift_T_bf16_out[element >> 1u];
+      var old: u32 = atomicLoad(word);
+      loop {
+        let swapped = atomicCompareExchangeWeak(word, old, (old & ~(0xffffu << shift)) | (bits << shift));
+        if (swapped.exchanged) { break; }
+        old = swapped.old_value;
+      }
+    }
+  }
+}
+
+// Kernel shiftBackward.
+@group(0) @binding(0) var<storage, read_write> shiftBackward_T_bf16_gradInput: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read> shiftBackward_T_bf16_gradOut: array<u32>;
+struct shiftBackward_T_bf16_Params {
+  n: i32,
+}
+@group(0) @binding(2) var<uniform> shiftBackward_T_bf16_params: shiftBackward_T_bf16_Params;
+@compute @workgroup_size(64, 1, 1)
+fn shiftBackward_T_bf16(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let n: i32 = shiftBackward_T_bf16_params.n;
+  let i: i32 = i32(group_id.x) * 64i + i32(local_id.x);
+  if (i < n) {
+    {
+      let element: u32 = u32(i);
+      let bits: u32 = tsk_pack_bf16(tsk_unpack_bf16(shiftBackward_T_bf16_gradOut[u32(i) >> 1u], u32(i)));
+      let shift: u32 = (element & 1u) * 16u;
+      let word = &shiftBackward_T_bf16_gradInput[element >> 1u];
+      var old: u32 = atomicLoad(word);
+      loop {
+        let swapped = atomicCompareExchangeWeak(word, old, (old & ~(0xffffu << shift)) | (bits << shift));
+        if (swapped.exchanged) { break; }
+        old = swapped.old_value;
+      }
+    }
+  }
+}
+
+// Kernel shiftBackward.
+@group(0) @binding(0) var<storage, read_write> shiftBackward_T_f32_gradInput: array<f32>;
+@group(0) @binding(1) var<storage, read> shiftBackward_T_f32_gradOut: array<f32>;
+struct shiftBackward_T_f32_Params {
+  n: i32,
+}
+@group(0) @binding(2) var<uniform> shiftBackward_T_f32_params: shiftBackward_T_f32_Params;
+@compute @workgroup_size(64, 1, 1)
+fn shiftBackward_T_f32(@builtin(local_invocation_id) local_id: vec3<u32>, @builtin(workgroup_id) group_id: vec3<u32>) {
+  let n: i32 = shiftBackward_T_f32_params.n;
+  let i: i32 = i32(group_id.x) * 64i + i32(local_id.x);
+  if (i < n) {
+    shiftBackward_T_f32_gradInput[i] = shiftBackward_T_f32_gradOut[i];
+  }
+}

@@ -1,9 +1,10 @@
 // Launch declarations for the PyTorch module (tests/torch-module.test.ts compares the module with expected.py):
 // a flattened shape and its backward kernel, a tensor written in place, an output that atomics fill (so it
 // starts as zeros), specializations chosen by their requirements with a 2-D grid, a size given as an
-// argument, a bool argument, and bf16 tensors with a bf16 scalar (the scalar goes as its bits, the tensors as
-// their addresses).
-import { atomicAdd, blockDim, i32, u32, blockIdx, kernel, threadIdx, type bf16, type BFloat16Array, type bool, type Const, type f32, type ReadonlyBFloat16Array, type ReadonlyFloat32Array, type ReadonlyUint32Array } from "tskernel";
+// argument, a bool argument, bf16 tensors with a bf16 scalar (the scalar goes as its bits, the tensors as
+// their addresses), and one operator over two element types (`shift`, built for f32 and bf16, with a backward
+// kernel whose builds are in the other order: the forward's types choose it, not its position).
+import { atomicAdd, blockDim, cast, f32, i32, u32, blockIdx, kernel, threadIdx, type bf16, type BFloat16Array, type bool, type BufferOf, type Const, type ReadonlyBFloat16Array, type ReadonlyBufferOf, type ReadonlyFloat32Array, type ReadonlyUint32Array } from "tskernel";
 
 export const scale = kernel(
   { block: [128], tensors: { out: "output [...n]", input: "[...n]" }, grid: ["cdiv(n, 128)"], backward: "scaleBackward" },
@@ -66,5 +67,21 @@ export const tile = kernel(
   (out: Float32Array, row: ReadonlyFloat32Array, n: i32, times: i32) => {
     const i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < times * n) out[i] = row[i % n];
+  },
+);
+
+export const shift = kernel(
+  { block: [64], specializations: [{ T: "f32" }, { T: "bf16" }], tensors: { out: "output [n]", input: "[n]" }, grid: ["cdiv(n, 64)"], backward: "shiftBackward" },
+  <T extends "f32" | "bf16">(out: BufferOf<T>, input: ReadonlyBufferOf<T>, n: i32, by: f32) => {
+    const i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = cast<T>(f32(input[i]) + by);
+  },
+);
+
+export const shiftBackward = kernel(
+  { block: [64], specializations: [{ T: "bf16" }, { T: "f32" }], tensors: { gradInput: "output [n]", gradOut: "[n]" }, grid: ["cdiv(n, 64)"] },
+  <T extends "f32" | "bf16">(gradInput: BufferOf<T>, gradOut: ReadonlyBufferOf<T>, n: i32) => {
+    const i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) gradInput[i] = gradOut[i];
   },
 );

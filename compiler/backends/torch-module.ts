@@ -7,8 +7,15 @@
  * everything a launch needs (parameters, block, dynamic shared memory, functions, cubin and PTX files, the
  * declaration), rather than from IR: it is host glue, like the `.cuh` launchers, and reads what they read.
  * The grid and requirements become Python functions of the sizes per specialization (formula.ts).
+ *
+ * A kernel whose specializations name several element types (`T: "f32"`, `T: "bf16"`) is one operator: its
+ * specializations are grouped by the types of their parameters into builds (one `_rt.Kernel` each, in the
+ * order of their first specialization), and `_rt.Dispatch` sends a call to the build whose input tensors'
+ * types are the arguments' dtypes. A kernel whose builds the dtypes cannot tell apart, or whose backward kernel
+ * lacks a build for the forward's types, gets a diagnostic (TSK4016, TSK4017) and no operator.
  */
 
+import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { ManifestKernel, ManifestParam, ManifestSignature, ManifestTensor } from "../lang/manifest.ts";
 import { pythonFormula } from "./formula.ts";
 import { Writer } from "./writer.ts";
@@ -20,6 +27,8 @@ export interface TorchModuleInput {
   readonly moduleName: string;
   /** The manifest's entries of this file, in manifest order. */
   readonly kernels: readonly ManifestKernel[];
+  /** Where the kernels that cannot be operators are reported (TSK4016, TSK4017); the module leaves them out. */
+  readonly diagnostics?: Diagnostic[];
 }
 
 const pythonKeywords = new Set(
@@ -53,10 +62,18 @@ export function pythonModuleName(stem: string): string {
 const scalarAnnotation: Readonly<Record<string, string>> = { f32: "float", f16: "float", bf16: "float", f64: "float", bool: "bool" };
 const annotationOf = (type: string) => scalarAnnotation[type] ?? "int";
 
+/** The specializations of one operator that take the same parameter types: one `_rt.Kernel`. */
+interface Build {
+  readonly specializations: readonly ManifestKernel[];
+  /** The non-const parameters with this build's types. */
+  readonly params: readonly ManifestParam[];
+}
+
 interface Operator {
   readonly kernel: string;
   readonly opName: string;
-  readonly specializations: readonly ManifestKernel[];
+  /** One per combination of parameter types, in the order of their first specialization. */
+  readonly builds: readonly Build[];
   readonly signature: ManifestSignature;
   readonly params: readonly ManifestParam[];
   readonly tensors: ReadonlyMap<string, ManifestTensor>;
@@ -76,11 +93,19 @@ function operatorOf(specializations: readonly ManifestKernel[]): Operator {
     signature.tensors.filter((t) => !t.output).flatMap((t) => t.dims.flatMap((d) => (typeof d === "number" ? [] : [typeof d === "string" ? d : d.rest]))),
   );
   const params = first.params.filter((p) => p.kind !== "const");
+  const builds = new Map<string, { specializations: ManifestKernel[]; params: readonly ManifestParam[] }>();
+  for (const spec of specializations) {
+    const own = spec.params.filter((p) => p.kind !== "const");
+    const key = typesOf(own).join(",");
+    const build = builds.get(key) ?? { specializations: [], params: own };
+    build.specializations.push(spec);
+    builds.set(key, build);
+  }
   const sizes = new Set(params.filter((p) => p.kind === "scalar" && inputSizes.has(p.name)).map((p) => p.name));
   return {
     kernel: first.name,
     opName: snakeCase(first.name),
-    specializations,
+    builds: [...builds.values()],
     signature,
     params,
     tensors,
@@ -90,6 +115,62 @@ function operatorOf(specializations: readonly ManifestKernel[]): Operator {
     // Atomics add into these outputs, so they start as zeros.
     zeroed: new Set(first.atomics?.buffers ?? []),
   };
+}
+
+/** Each parameter's type: a buffer's element type, a scalar's type. */
+const typesOf = (params: readonly ManifestParam[]) => params.map((p) => (p.kind === "buffer" ? p.elementType : p.type));
+
+/** The element types of a build's input and mutated tensors (what its operator dispatches on), by name. */
+function inputTypes(op: Operator, build: Build): Map<string, string> {
+  const types = new Map<string, string>();
+  for (const p of build.params) if (p.kind === "buffer" && !op.tensors.get(p.name)!.output) types.set(p.name, p.elementType);
+  return types;
+}
+
+const typesText = (types: ReadonlyMap<string, string>) => [...types].map(([name, type]) => `${name}: ${type}`).join(", ") || "no input tensors";
+
+/** Why the operator cannot pick its builds by the dtypes of its tensors, or undefined when it can. */
+function dispatchProblem(op: Operator): string | undefined {
+  if (op.builds.length < 2) return undefined;
+  const seen = new Map<string, Build>();
+  for (const build of op.builds) {
+    const key = typesText(inputTypes(op, build));
+    const earlier = seen.get(key);
+    if (earlier) {
+      const a = earlier.specializations[0]!.outputs.cuda!.function;
+      const b = build.specializations[0]!.outputs.cuda!.function;
+      const differ = build.params.filter((p, i) => typesOf([p])[0] !== typesOf([earlier.params[i]!])[0]).map((p) => `'${p.name}'`);
+      return `${a} and ${b} take the same input tensor types (${key}) and differ only in the type of ${differ.join(", ")}, so the dtypes of a call cannot choose between them`;
+    }
+    seen.set(key, build);
+  }
+  // (Scalars cannot be of a kernel's type parameter, so the schema's Python type of each is the same in every build.)
+  return undefined;
+}
+
+/**
+ * For each of the forward's builds, the types its backward kernel must take: the tensors it shares with the
+ * forward have the forward's types, and the gradient of an output has the output's type. The first of the
+ * forward's builds that the backward has no build for, as [forward types, backward types], or undefined.
+ */
+function backwardProblem(forward: Operator, backward: Operator): [string, string] | undefined {
+  const gradient = (name: string) => `grad${name.charAt(0).toUpperCase()}${name.slice(1)}`;
+  for (const build of forward.builds) {
+    const typeOf = new Map(build.params.flatMap((p) => (p.kind === "buffer" ? [[p.name, p.elementType] as const] : [])));
+    const wanted = new Map<string, string>();
+    for (const p of backward.params) {
+      if (p.kind !== "buffer" || backward.tensors.get(p.name)!.output) continue;
+      const output = forward.outputs.find((t) => gradient(t.param) === p.name);
+      const type = typeOf.get(p.name) ?? (output ? typeOf.get(output.param) : undefined);
+      if (type !== undefined) wanted.set(p.name, type);
+    }
+    const matches = backward.builds.some((b) => {
+      const have = inputTypes(backward, b);
+      return [...wanted].every(([name, type]) => have.get(name) === type);
+    });
+    if (!matches) return [typesText(inputTypes(forward, build)), typesText(wanted)];
+  }
+  return undefined;
 }
 
 function roleOf(op: Operator, param: ManifestParam & { kind: "buffer" }): string {
@@ -124,7 +205,19 @@ export function emitTorchModule(input: TorchModuleInput): string {
   }
   const declared = [...byName.values()].filter((list) => list[0]!.signature && list[0]!.outputs.cuda);
   const undeclared = [...byName.values()].filter((list) => !list[0]!.signature).map((list) => list[0]!.name);
-  const operators = declared.map(operatorOf);
+  const diagnostics = input.diagnostics ?? [];
+  let operators = declared.map(operatorOf).filter((op) => {
+    const problem = dispatchProblem(op);
+    if (problem) diagnostics.push(makeDiagnostic("TSK4016", undefined, [op.kernel, problem]));
+    return !problem;
+  });
+  // A forward whose backward kernel cannot take one of its builds' types is left out with its diagnostic.
+  operators = operators.filter((op) => {
+    const backward = op.signature.backward && operators.find((o) => o.kernel === op.signature.backward);
+    const problem = backward ? backwardProblem(op, backward) : undefined;
+    if (backward && problem) diagnostics.push(makeDiagnostic("TSK4017", undefined, [op.kernel, problem[0], backward.kernel, problem[1]]));
+    return !problem;
+  });
   const namespace = `tskernel_${input.moduleName.replace(/^_+/, "")}`;
   const cubins = new Map<string, string>();
   const ptx = new Map<string, string>();
@@ -191,51 +284,27 @@ function emitOperator(out: Writer, op: Operator, namespace: string, displayPath:
   out.line();
   out.line(`# ---- ${op.kernel} ----`);
   out.line();
-  out.line(`${handle} = _rt.Kernel(`);
-  indented(out, () => {
-    out.line("_images,");
-    out.line(`${JSON.stringify(`${namespace}::${op.opName}`)},`);
-    out.line("params=(");
+  if (op.builds.length === 1) {
+    out.line(`${handle} = _rt.Kernel(`);
+    indented(out, () => emitKernel(out, op, op.builds[0]!, namespace));
+    out.line(")");
+  } else {
+    // One kernel per combination of types; the dispatch picks one by the dtypes of the input tensors.
+    out.line(`${handle} = _rt.Dispatch(`);
     indented(out, () => {
-      for (const p of op.params) {
-        if (p.kind === "buffer") {
-          const tensor = op.tensors.get(p.name)!;
-          const dims = pythonTuple(tensor.dims.map((d) => (typeof d === "number" ? String(d) : JSON.stringify(dimText(d)))));
-          const role = roleOf(op, p);
-          out.line(`_rt.Tensor(${JSON.stringify(p.name)}, ${JSON.stringify(p.elementType)}, ${dims}${role === "input" ? "" : `, role=${JSON.stringify(role)}`}),`);
-        } else {
-          out.line(`_rt.${op.sizes.has(p.name) ? "Size" : "Scalar"}(${JSON.stringify(p.name)}, ${JSON.stringify(p.type)}),`);
+      out.line(`${JSON.stringify(`${namespace}::${op.opName}`)},`);
+      out.line("(");
+      indented(out, () => {
+        for (const build of op.builds) {
+          out.line("_rt.Kernel(");
+          indented(out, () => emitKernel(out, op, build, namespace));
+          out.line("),");
         }
-      }
+      });
+      out.line("),");
     });
-    out.line("),");
-    out.line("specializations=(");
-    indented(out, () => {
-      for (const spec of op.specializations) {
-        // The constants, without the element types of a kernel written over them (those are in the entry's name).
-        const constants = Object.fromEntries(Object.entries(spec.specialization).filter((entry): entry is [string, number | boolean] => typeof entry[1] !== "string"));
-        const block = spec.block!;
-        out.line("_rt.Specialization(");
-        indented(out, () => {
-          out.line(`${JSON.stringify(spec.outputs.cuda!.function)},`);
-          out.line(`{${Object.entries(constants).map(([k, v]) => `${JSON.stringify(k)}: ${typeof v === "boolean" ? (v ? "True" : "False") : v}`).join(", ")}},`);
-          out.line(`block=(${block.join(", ")}),`);
-          out.line(`shared_bytes=${spec.outputs.cuda!.dynamicSharedBytes},`);
-          out.line(`grid=lambda s: (${op.signature.grid.map((g) => pythonFormula(g, constants)).join(", ")}),`);
-          if (op.signature.requires.length > 0) {
-            out.line("requires=(");
-            indented(out, () => {
-              for (const r of op.signature.requires) out.line(`(${JSON.stringify(r.text)}, lambda s: ${pythonFormula(r.formula, constants)}),`);
-            });
-            out.line("),");
-          }
-        });
-        out.line("),");
-      }
-    });
-    out.line("),");
-  });
-  out.line(")");
+    out.line(")");
+  }
   out.line();
   out.line();
   const mutated = op.arguments.filter((p) => p.kind === "buffer" && p.access === "read_write").map((p) => JSON.stringify(pythonName(p.name)));
@@ -244,8 +313,10 @@ function emitOperator(out: Writer, op: Operator, namespace: string, displayPath:
   const tensors = op.arguments.filter((p) => p.kind === "buffer").map((p) => pythonName(p.name)).join(", ");
   const returns = op.outputs.length === 0 ? "None" : op.outputs.length === 1 ? "Tensor" : `_typing.Tuple[${op.outputs.map(() => "Tensor").join(", ")}]`;
   const describe = (p: ManifestParam) => {
-    if (p.kind !== "buffer") return `${p.name} (${p.type})`;
-    return `${p.name} ${shapeText(op.tensors.get(p.name)!)} (${p.elementType}${p.access === "read_write" ? ", written in place" : ""})`;
+    // The parameter's types over the builds: "f32 | bf16" for an operator that dispatches.
+    const types = [...new Set(op.builds.map((b) => typesOf([b.params.find((q) => q.name === p.name)!])[0]!))].join(" | ");
+    if (p.kind !== "buffer") return `${p.name} (${types})`;
+    return `${p.name} ${shapeText(op.tensors.get(p.name)!)} (${types}${p.access === "read_write" ? ", written in place" : ""})`;
   };
   const results = op.outputs.map((t) => `${t.param} ${shapeText(t)}`).join(", ") || "nothing";
   block(out, `def ${op.opName}(${args}) -> ${returns}:`, () => {
@@ -265,6 +336,51 @@ function emitOperator(out: Writer, op: Operator, namespace: string, displayPath:
   out.line();
   out.line(`@_${op.opName}_op.register_fake`);
   block(out, `def _(${names}):`, () => out.line(`return ${handle}.fake(${names})`));
+}
+
+/** The arguments of one `_rt.Kernel`: the parameters with this build's types, and its specializations. */
+function emitKernel(out: Writer, op: Operator, build: Build, namespace: string): void {
+  out.line("_images,");
+  out.line(`${JSON.stringify(`${namespace}::${op.opName}`)},`);
+  out.line("params=(");
+  indented(out, () => {
+    for (const p of build.params) {
+      if (p.kind === "buffer") {
+        const tensor = op.tensors.get(p.name)!;
+        const dims = pythonTuple(tensor.dims.map((d) => (typeof d === "number" ? String(d) : JSON.stringify(dimText(d)))));
+        const role = roleOf(op, p);
+        out.line(`_rt.Tensor(${JSON.stringify(p.name)}, ${JSON.stringify(p.elementType)}, ${dims}${role === "input" ? "" : `, role=${JSON.stringify(role)}`}),`);
+      } else {
+        out.line(`_rt.${op.sizes.has(p.name) ? "Size" : "Scalar"}(${JSON.stringify(p.name)}, ${JSON.stringify(p.type)}),`);
+      }
+    }
+  });
+  out.line("),");
+  out.line("specializations=(");
+  indented(out, () => {
+    for (const spec of build.specializations) {
+      // The constants, without the element types of a kernel written over them (those are in the entry's name).
+      const constants = Object.fromEntries(Object.entries(spec.specialization).filter((entry): entry is [string, number | boolean] => typeof entry[1] !== "string"));
+      const block = spec.block!;
+      out.line("_rt.Specialization(");
+      indented(out, () => {
+        out.line(`${JSON.stringify(spec.outputs.cuda!.function)},`);
+        out.line(`{${Object.entries(constants).map(([k, v]) => `${JSON.stringify(k)}: ${typeof v === "boolean" ? (v ? "True" : "False") : v}`).join(", ")}},`);
+        out.line(`block=(${block.join(", ")}),`);
+        out.line(`shared_bytes=${spec.outputs.cuda!.dynamicSharedBytes},`);
+        out.line(`grid=lambda s: (${op.signature.grid.map((g) => pythonFormula(g, constants)).join(", ")}),`);
+        if (op.signature.requires.length > 0) {
+          out.line("requires=(");
+          indented(out, () => {
+            for (const r of op.signature.requires) out.line(`(${JSON.stringify(r.text)}, lambda s: ${pythonFormula(r.formula, constants)}),`);
+          });
+          out.line("),");
+        }
+      });
+      out.line("),");
+    }
+  });
+  out.line("),");
 }
 
 function emitAutograd(out: Writer, forward: Operator, backward: Operator): void {

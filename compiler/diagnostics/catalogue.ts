@@ -183,6 +183,8 @@ export const catalogue = {
   TSK4011: { severity: "error", template: "no files match {0}" },
   TSK4013: { severity: "error", template: "--target torch needs --cubin or --ptx: the Python module loads the kernels from one of them" },
   TSK4014: { severity: "error", template: "--ptx needs --target cuda" },
+  TSK4016: { severity: "error", template: "the PyTorch operator of '{0}' cannot choose its builds by dtype: {1}" },
+  TSK4017: { severity: "error", template: "the PyTorch operator of '{0}' has a build for {1}, and its backward kernel '{2}' has none for the same types ({3}): add that specialization to '{2}'" },
   TSK4015: { severity: "warning", template: "--checked makes checked builds for cuda and wgsl; the js build is unchanged (the CPU backend's checked mode, createDevice({ backend: \"cpu\", checked: true }), has its own)" },
 
   // The bundler plugin.

@@ -32,13 +32,13 @@ Sections (each one's result, or its error, goes into the JSON report; the exit s
   eager; torch.library.opcheck of tskernel::matmul16, attention_forward and attention_backward.
 These three need the prebuilt kernels in the build (examples/hgemm-wgmma-ws.ts, hgemm-tiled.ts, flash-attention-fold.ts,
 flash-attention-backward.ts: examples/torch-app/README.md) and an sm_90 GPU for attention.
-- transformer_ops: the bf16 operators of kernels.ts (gelu_bf16, layer_norm_bf16 and their backward kernels)
+- transformer_ops: the bf16 operators of kernels.ts (gelu on bf16, layer_norm_bf16 and their backward kernels)
   against float64 with fresh random inputs and poisoned outputs, their gradients through autograd (both
   routes), PyTorch's own bf16 errors beside them, opcheck; and tskernel_torch.attention's gradients at the
   transformer's shape against float64;
 - transformer: the bf16 transformer of model.py trained 300 steps (--transformer-steps) from one seed with
   PyTorch's operators (F.scaled_dot_product_attention, F.layer_norm, F.gelu) and with tskernel's
-  (tskernel_torch.attention, layer_norm_bf16, gelu_bf16): the mean loss of the last 50 steps within 2·10⁻²
+  (tskernel_torch.attention, layer_norm_bf16, gelu on bf16): the mean loss of the last 50 steps within 2·10⁻²
   relative and the first step's within 10⁻² (model.curve_comparison), another seed's spread beside it for
   scale, tokens per second of both;
 - transformer_compile: that model under torch.compile(fullgraph=True), --compile-steps steps against the eager
@@ -297,7 +297,10 @@ def section_overhead(torch, F, kernels):
     x = torch.randn(1024, device="cuda")
     xg = x.clone().requires_grad_()
     xs, w, b = torch.randn(16, 64, device="cuda"), torch.randn(64, device="cuda"), torch.randn(64, device="cuda")
-    kernel = kernels._kernel_gelu
+    # gelu is built for f32 and bf16: one operator that picks its build by dtype (docs/torch.md §3); `kernel`
+    # is its f32 build, whose fast launcher the dispatch calls.
+    dispatch = kernels._kernel_gelu
+    kernel = dispatch.kernels[0]
     ops = torch.ops.tskernel_kernels
     main = "kernels.gelu(x): the generated operator as Python calls it (eager, no gradient wanted: launched directly)"
     result = {
@@ -305,6 +308,7 @@ def section_overhead(torch, F, kernels):
         main: per_call_us(torch, lambda: kernels.gelu(x)),
         "torch.ops.tskernel_kernels.gelu(x): the same operator through PyTorch's dispatcher (what torch.compile's graphs call)": per_call_us(torch, lambda: ops.gelu(x)),
         "kernels.gelu(x) with x.requires_grad: through torch.autograd.Function (forward only)": per_call_us(torch, lambda: kernels.gelu(xg)),
+        "Dispatch.launch (the choice by dtype, then the f32 build's fast launcher)": per_call_us(torch, lambda: dispatch.launch(x)),
         "Kernel.launch (the fast launcher alone)": per_call_us(torch, lambda: kernel.launch(x)),
         "Kernel.checked_launch (the generic path alone)": per_call_us(torch, lambda: kernel.checked_launch(x)),
         "torch.nn.functional.gelu (PyTorch's own op)": per_call_us(torch, lambda: F.gelu(x, approximate="tanh")),
@@ -419,7 +423,7 @@ def section_cupy(torch, kernels, build, generator):
     import cupy
 
     module = cupy.RawModule(path=os.path.join(build, "kernels.sm_90.cubin"))
-    gelu = module.get_function("gelu")
+    gelu = module.get_function("gelu_T_f32")
     n = 100_003
     x = cupy.random.default_rng(7).standard_normal(n, dtype=cupy.float32)
     out = cupy.full(n, cupy.nan, dtype=cupy.float32)
@@ -721,20 +725,20 @@ def section_transformer_ops(torch, F, kernels, tsk, generator):
     ops = torch.ops.tskernel_kernels
     for shape in [(4096, 1024), (3, 7, 37)]:
         x = (torch.randn(shape, device="cuda", generator=generator) * 3).to(bf16)
-        out, poisoned = poisoned_call_typed(torch, kernels.gelu_bf16, (x,), [(shape, bf16)])
+        out, poisoned = poisoned_call_typed(torch, kernels.gelu, (x,), [(shape, bf16)])
         ref = gelu64(x.double())
         torch_error = normwise(F.gelu(x, approximate="tanh"), ref)
-        record({"op": "gelu_bf16", "shape": shape, "poisoned": poisoned, "torchNormwise": torch_error, **compare(torch, out, ref, 1e-6, BF16_ROUNDING)})
+        record({"op": "gelu (bf16)", "shape": shape, "poisoned": poisoned, "torchNormwise": torch_error, **compare(torch, out, ref, 1e-6, BF16_ROUNDING)})
         dy = torch.randn(shape, device="cuda", generator=generator).to(bf16)
-        grad, poisoned = poisoned_call_typed(torch, kernels.gelu_bf16_backward, (x, dy), [(shape, bf16)])
+        grad, poisoned = poisoned_call_typed(torch, kernels.gelu_backward, (x, dy), [(shape, bf16)])
         x64 = x.double().requires_grad_()
         (ref,) = torch.autograd.grad(gelu64(x64), x64, dy.double())
         # atol as the f32 operator's: the slope's 1 − tanh² cancels for large |x| in f32.
-        record({"op": "gelu_bf16_backward", "shape": shape, "poisoned": poisoned, **compare(torch, grad, ref, 1e-5, BF16_ROUNDING)})
-        for route, fn in (("autograd, eager route", kernels.gelu_bf16), ("autograd, torch.ops", ops.gelu_bf16)):
+        record({"op": "gelu_backward (bf16)", "shape": shape, "poisoned": poisoned, **compare(torch, grad, ref, 1e-5, BF16_ROUNDING)})
+        for route, fn in (("autograd, eager route", kernels.gelu), ("autograd, torch.ops", ops.gelu)):
             xg = x.clone().requires_grad_()
             (g,) = torch.autograd.grad(fn(xg), xg, dy)
-            record({"op": f"gelu_bf16 gradient ({route})", "shape": shape, **compare(torch, g, ref, 1e-5, BF16_ROUNDING)})
+            record({"op": f"gelu (bf16) gradient ({route})", "shape": shape, **compare(torch, g, ref, 1e-5, BF16_ROUNDING)})
 
     for shape in [(8192, 256), (2, 3, 1000), (64, 4096)]:
         cols = shape[-1]
@@ -767,8 +771,8 @@ def section_transformer_ops(torch, F, kernels, tsk, generator):
     w, b = torch.randn(64, device="cuda", generator=generator), torch.randn(64, device="cuda", generator=generator)
     dy = torch.randn(8, 64, device="cuda", generator=generator).to(bf16)
     for name, op, args in [
-        ("gelu_bf16", ops.gelu_bf16, (x.clone().requires_grad_(),)),
-        ("gelu_bf16_backward", ops.gelu_bf16_backward, (x, dy)),
+        ("gelu (bf16)", ops.gelu, (x.clone().requires_grad_(),)),
+        ("gelu_backward (bf16)", ops.gelu_backward, (x, dy)),
         ("layer_norm_bf16", ops.layer_norm_bf16, (x.clone().requires_grad_(), w.clone().requires_grad_(), b.clone().requires_grad_(), 1e-5)),
         ("layer_norm_bf16_backward", ops.layer_norm_bf16_backward, (x, w, dy, 1e-5)),
     ]:
@@ -861,7 +865,7 @@ def section_transformer_compile(torch, model_module, kernels, tsk, data, eager_l
     probe = model_module.make_transformer(ops, torch.device("cuda"))
     explained = torch._dynamo.explain(probe)(data[0][0])
     graphs = "\n".join(str(g.graph) for g in explained.graphs)
-    in_graph = {"tskernel_kernels (layer_norm_bf16, gelu_bf16)": "tskernel_kernels" in graphs, "tskernel.attention_forward": "tskernel.attention_forward" in graphs}
+    in_graph = {"tskernel_kernels (layer_norm_bf16, gelu)": "tskernel_kernels" in graphs, "tskernel.attention_forward": "tskernel.attention_forward" in graphs}
     del probe
     torch._dynamo.reset()
     start = time.perf_counter()

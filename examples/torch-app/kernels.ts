@@ -5,10 +5,12 @@
 // torch` turns that into PyTorch operators with autograd, and the .cuh grid functions and the runtime read
 // the same declaration (docs/torch.md).
 //
-// The transformer of the example computes in bf16: geluBf16 and layerNormBf16 (with their gradients) are the
-// same functions written over the 16-bit float types (`<T extends "bf16" | "f16">`, built for T: "bf16"),
-// reading and writing bf16 activations, computing in f32 and rounding once on the store, as PyTorch's own bf16
-// GELU and layer norm do. layerNormBf16 takes gamma and beta in f32 (the model's parameters are f32 master
+// The transformer of the example computes in bf16. gelu and geluBackward are written over the element type
+// and built for f32 and bf16 (`<T extends "f32" | "bf16">`): one operator each, which takes float32 or
+// bfloat16 tensors and launches the build of their dtype (docs/torch.md §3), reading and writing the
+// activations in their type, computing in f32 and rounding once on the store, as PyTorch's own bf16 GELU does.
+// layerNormBf16 (with its gradients) is layerNorm written over the 16-bit float types (built for T: "bf16"),
+// a kernel of its own since its loads differ from the f32 kernel's vectors of 4. layerNormBf16 takes gamma and beta in f32 (the model's parameters are f32 master
 // weights): its gradients of them are sums over every row, which take f32 atomics (atomics on bf16 are not in
 // the language, and sums of thousands of rows rounded to bf16 would lose most of their bits).
 import {
@@ -48,20 +50,20 @@ function geluTanhSlope(x: f32): f32 {
 }
 
 export const gelu = kernel(
-  { block: [256], tensors: { out: "output [...n]", input: "[...n]" }, grid: ["cdiv(n, 256)"], backward: "geluBackward" },
-  (out: Float32Array, input: ReadonlyFloat32Array, n: i32) => {
+  { block: [256], specializations: [{ T: "f32" }, { T: "bf16" }], tensors: { out: "output [...n]", input: "[...n]" }, grid: ["cdiv(n, 256)"], backward: "geluBackward" },
+  <T extends "f32" | "bf16">(out: BufferOf<T>, input: ReadonlyBufferOf<T>, n: i32) => {
     const i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    out[i] = geluTanh(input[i]);
+    out[i] = cast<T>(geluTanh(f32(input[i])));
   },
 );
 
 export const geluBackward = kernel(
-  { block: [256], tensors: { gradInput: "output [...n]", input: "[...n]", gradOut: "[...n]" }, grid: ["cdiv(n, 256)"] },
-  (gradInput: Float32Array, input: ReadonlyFloat32Array, gradOut: ReadonlyFloat32Array, n: i32) => {
+  { block: [256], specializations: [{ T: "f32" }, { T: "bf16" }], tensors: { gradInput: "output [...n]", input: "[...n]", gradOut: "[...n]" }, grid: ["cdiv(n, 256)"] },
+  <T extends "f32" | "bf16">(gradInput: BufferOf<T>, input: ReadonlyBufferOf<T>, gradOut: ReadonlyBufferOf<T>, n: i32) => {
     const i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    gradInput[i] = gradOut[i] * geluTanhSlope(input[i]);
+    gradInput[i] = cast<T>(f32(gradOut[i]) * geluTanhSlope(f32(input[i])));
   },
 );
 
@@ -305,24 +307,6 @@ export const layerNormBackward = kernel(
 );
 
 // ---- bf16 (the transformer's) ------------------------------------------------------------------------------
-
-export const geluBf16 = kernel(
-  { block: [256], specializations: [{ T: "bf16" }], tensors: { out: "output [...n]", input: "[...n]" }, grid: ["cdiv(n, 256)"], backward: "geluBf16Backward" },
-  <T extends "bf16" | "f16">(out: BufferOf<T>, input: ReadonlyBufferOf<T>, n: i32) => {
-    const i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    out[i] = cast<T>(geluTanh(f32(input[i])));
-  },
-);
-
-export const geluBf16Backward = kernel(
-  { block: [256], specializations: [{ T: "bf16" }], tensors: { gradInput: "output [...n]", input: "[...n]", gradOut: "[...n]" }, grid: ["cdiv(n, 256)"] },
-  <T extends "bf16" | "f16">(gradInput: BufferOf<T>, input: ReadonlyBufferOf<T>, gradOut: ReadonlyBufferOf<T>, n: i32) => {
-    const i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    gradInput[i] = cast<T>(f32(gradOut[i]) * geluTanhSlope(f32(input[i])));
-  },
-);
 
 // layerNorm over bf16 rows: the same blocks, specializations and sums in f32, the row widened to f32 in
 // registers as it is read (element by element: load4 takes concrete 16-bit buffers, not ones of a type

@@ -169,7 +169,7 @@ class TorchOps16:
 
 
 class TskernelOps16:
-    """kernels.ts's bf16 operators (gelu_bf16, layer_norm_bf16, with their backward kernels) and
+    """kernels.ts's bf16 operators (gelu, layer_norm_bf16, with their backward kernels) and
     tskernel_torch.attention (examples/flash-attention-fold.ts forward, flash-attention-backward.ts gradients)."""
 
     name = "tskernel"
@@ -182,7 +182,7 @@ class TskernelOps16:
         return self.kernels.layer_norm_bf16(x, weight, bias, EPS)
 
     def gelu(self, x):
-        return self.kernels.gelu_bf16(x)
+        return self.kernels.gelu(x)
 
     def attention(self, q, k, v):
         return self.tsk.attention(q, k, v, causal=True)

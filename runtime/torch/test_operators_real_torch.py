@@ -144,7 +144,7 @@ def load_app_module():
 
 @unittest.skipUnless(usable and MODULES.endswith("kernels.py"), "needs PyTorch 2.4 or later and TSKERNEL_TORCH_MODULES=<build>/kernels.py")
 class RealTorchTransformer(unittest.TestCase):
-    """The transformer of examples/torch-app/model.py on the generated bf16 operators (gelu_bf16,
+    """The transformer of examples/torch-app/model.py on the generated bf16 operators (gelu,
     layer_norm_bf16, their backward kernels) and tskernel_torch.attention, their launches replaced by float64
     references on the CPU (the device check off): a few training steps against the same model on PyTorch's
     operators, under torch.compile(fullgraph=True) (aot_eager), and opcheck of the four operators."""
@@ -190,8 +190,8 @@ class RealTorchTransformer(unittest.TestCase):
         for kernel, reference in [
             (kernels._kernel_layer_norm_bf16, layer_norm),
             (kernels._kernel_layer_norm_bf16_backward, layer_norm_backward),
-            (kernels._kernel_gelu_bf16, gelu),
-            (kernels._kernel_gelu_bf16_backward, gelu_backward),
+            (kernels._kernel_gelu.kernels[1], gelu),  # gelu's bf16 build
+            (kernels._kernel_gelu_backward.kernels[1], gelu_backward),
         ]:
 
             def launch(*args, kernel=kernel, reference=reference):
@@ -243,7 +243,7 @@ class RealTorchTransformer(unittest.TestCase):
         trained, losses = self.train(ours, 3)
         # Per forward: 9 layer norms (two a block, the last), 4 GELUs, 4 attentions; each with its backward.
         counts = {name: self.calls.count(name) for name in set(self.calls)}
-        self.assertEqual(counts, {f"tskernel_kernels::{n}": c for n, c in [("layer_norm_bf16", 27), ("layer_norm_bf16_backward", 27), ("gelu_bf16", 12), ("gelu_bf16_backward", 12)]}
+        self.assertEqual(counts, {f"tskernel_kernels::{n}": c for n, c in [("layer_norm_bf16", 27), ("layer_norm_bf16_backward", 27), ("gelu", 12), ("gelu_backward", 12)]}
                          | {"tskernel::attention_forward": 12, "tskernel::attention_backward": 12})
         self.assertTrue(all(p.grad is not None and p.grad.dtype == torch.float32 for p in trained.parameters()))
         # The same functions (references in float64, rounded to bf16 as the kernels round): only roundings differ.
@@ -254,7 +254,7 @@ class RealTorchTransformer(unittest.TestCase):
         graphs = "\n".join(str(g.graph) for g in explained.graphs)
         self.assertEqual((explained.graph_count, explained.graph_break_count), (1, 0))
         self.assertIn("tskernel_kernels.layer_norm_bf16", graphs)
-        self.assertIn("tskernel_kernels.gelu_bf16", graphs)
+        self.assertIn("tskernel_kernels.gelu", graphs)
         self.assertIn("tskernel.attention_forward", graphs)
         torch._dynamo.reset()
         _, compiled = self.train(ours, 3, compiled=True)
@@ -266,16 +266,16 @@ class RealTorchTransformer(unittest.TestCase):
         x, dy = ((torch.randn(8, 64, generator=g)).to(torch.bfloat16) for _ in range(2))
         w, b = torch.randn(64, generator=g), torch.randn(64, generator=g)
         for op, args in [
-            (ops.gelu_bf16, (x.clone().requires_grad_(),)),
-            (ops.gelu_bf16_backward, (x, dy)),
+            (ops.gelu, (x.clone().requires_grad_(),)),
+            (ops.gelu_backward, (x, dy)),
             (ops.layer_norm_bf16, (x.clone().requires_grad_(), w.clone().requires_grad_(), b.clone().requires_grad_(), 1e-5)),
             (ops.layer_norm_bf16_backward, (x, w, dy, 1e-5)),
         ]:
             self.assertEqual(set(torch.library.opcheck(op, args).values()), {"SUCCESS"})
         with self.assertRaisesRegex(self.rt.TskernelError, r"parameter 'gamma' expects a float32 tensor \(f32\), got bfloat16"):
             self.kernels.layer_norm_bf16(x, w.to(torch.bfloat16), b, 1e-5)
-        with self.assertRaisesRegex(self.rt.TskernelError, r"parameter 'input' expects a bfloat16 tensor \(bf16\), got float32"):
-            self.kernels.gelu_bf16(x.float())
+        with self.assertRaisesRegex(self.rt.TskernelError, r"no specialization takes these dtypes \(input float16\); they take: gelu_T_f32: input float32; gelu_T_bf16: input bfloat16"):
+            self.kernels.gelu(x.half())
 
 
 if __name__ == "__main__":

@@ -388,10 +388,10 @@ class TorchOpsModule(Generated):
         registered = {name: op.mutates_args for name, op in self.torch.registered.items() if not name.startswith("tskernel::")}
         self.assertEqual(
             registered,
-            {f"tskernel_torch_ops::{n}": m for n, m in [("scale", ()), ("scale_backward", ()), ("scale_half", ()), ("axpy", ("y",)), ("histogram", ()), ("row_sums", ()), ("tile", ())]},
+            {f"tskernel_torch_ops::{n}": m for n, m in [("scale", ()), ("scale_backward", ()), ("scale_half", ()), ("axpy", ("y",)), ("histogram", ()), ("row_sums", ()), ("tile", ()), ("shift", ()), ("shift_backward", ())]},
         )
         self.assertTrue(all(op.fake is not None for op in self.torch.registered.values()))
-        self.assertEqual(self.module.__all__, ["scale", "scale_backward", "scale_half", "axpy", "histogram", "row_sums", "tile"])
+        self.assertEqual(self.module.__all__, ["scale", "scale_backward", "scale_half", "axpy", "histogram", "row_sums", "tile", "shift", "shift_backward"])
 
     def test_scale_launch(self):
         x = self.tensor((3, 50))
@@ -557,6 +557,57 @@ class TorchOpsModule(Generated):
         self.assertNotEqual(arguments[1], grad.address)
         self.assertEqual(arguments[2:], [10, -1.5])
 
+    def test_one_operator_dispatches_on_dtype_to_the_build_of_those_types_on_both_paths(self):
+        dispatch = self.module._kernel_shift
+        f32, bf16 = dispatch.kernels
+        for kernel, dtype, function in [(f32, "float32", "shift_T_f32"), (bf16, "bfloat16", "shift_T_bf16")]:
+            for call in range(2):  # the first launch takes the checked path, the second the build's fast launcher
+                x = self.tensor((70,), dtype)
+                out = self.module.shift(x, 0.25)
+                self.assertEqual((out.shape, str(out.dtype)), ((70,), f"torch.{dtype}"))
+                launch = self.driver.launches[-1]
+                self.assertEqual((launch["function"], launch["grid"]), (function, (2, 1, 1)))
+                self.assertEqual(self.arguments(launch, kernel), [out.address, x.address, 70, 0.25])
+            self.assertIsNotNone(kernel._fast)
+        self.assertEqual(len(self.driver.launches), 4)
+
+    def test_a_dtype_no_build_takes_is_an_error_naming_what_each_takes(self):
+        message = r"tskernel_torch_ops::shift: no specialization takes these dtypes \(input float16\); they take: shift_T_f32: input float32; shift_T_bf16: input bfloat16"
+        with self.assertRaisesRegex(rt.TskernelError, message):
+            self.module.shift(self.tensor((8,), "float16"), 1.0)
+        with self.assertRaisesRegex(rt.TskernelError, message):
+            self.torch.registered["tskernel_torch_ops::shift"].fake(self.tensor((8,), "float16"), 1.0)
+        # What the dtypes do not decide is the chosen build's to report, as for one type.
+        with self.assertRaisesRegex(rt.TskernelError, r"parameter 'input' expects a tensor, got float"):
+            self.module.shift(1.0, 1.0)
+        with self.assertRaisesRegex(rt.TskernelError, r"parameter 'by' expects a number \(f32\), got str"):
+            self.module.shift(self.tensor((8,), "bfloat16"), "x")
+        self.assertEqual(self.driver.launches, [])
+
+    def test_fake_of_a_dispatching_operator_gives_the_chosen_builds_types(self):
+        fake = self.torch.registered["tskernel_torch_ops::shift"].fake
+        for dtype in ("float32", "bfloat16"):
+            out = fake(self.tensor((3,), dtype), 2.0)
+            self.assertEqual((out.shape, str(out.dtype)), ((3,), f"torch.{dtype}"))
+        self.assertEqual(self.driver.launches, [])
+
+    def test_the_backward_build_is_the_one_of_the_forwards_types(self):
+        # shiftBackward's builds are bf16 then f32: the gradient's dtype, the forward output's, chooses.
+        op = self.torch.registered["tskernel_torch_ops::shift"]
+        for dtype, function in [("bfloat16", "shiftBackward_T_bf16"), ("float32", "shiftBackward_T_f32")]:
+            ctx = types.SimpleNamespace(save_for_backward=lambda *t: setattr(ctx, "saved_tensors", t))
+            x = self.tensor((5,), dtype)
+            out = op(x, 1.0)
+            op.setup_context(ctx, (x, 1.0), out)
+            grad_input, none = op.backward(ctx, self.tensor((5,), dtype))
+            self.assertIsNone(none)
+            self.assertEqual((self.driver.launches[-1]["function"], str(grad_input.dtype)), (function, f"torch.{dtype}"))
+        # The eager route's autograd function pairs them the same way.
+        y = self.module.shift(self.tensor((5,), "bfloat16", requires_grad=True), 1.0)
+        (function, ctx), = self.torch.applied
+        (grad_input, _) = function.backward(ctx, self.tensor((5,), "bfloat16"))
+        self.assertEqual((str(y.dtype), self.driver.launches[-1]["function"], str(grad_input.dtype)), ("torch.bfloat16", "shiftBackward_T_bf16", "torch.bfloat16"))
+
 
 # ---- the examples' module, when a test generated it ----------------------------------------------------------
 
@@ -605,7 +656,14 @@ class TorchAppModule(Generated):
         op.setup_context(ctx, (x,), out)
         (grad_x,) = op.backward(ctx, self.tensor((1000,)))
         launch = self.driver.launches[-1]
-        self.assertEqual((launch["function"], launch["grid"], grad_x.shape), ("geluBackward", (4, 1, 1), (1000,)))
+        self.assertEqual((launch["function"], launch["grid"], grad_x.shape), ("geluBackward_T_f32", (4, 1, 1), (1000,)))
+        # gelu is built for f32 and bf16: bf16 tensors take the bf16 builds, forward and backward.
+        x = self.tensor((1000,), "bfloat16")
+        out = op(x)
+        op.setup_context(ctx, (x,), out)
+        (grad_x,) = op.backward(ctx, self.tensor((1000,), "bfloat16"))
+        self.assertEqual([l["function"] for l in self.driver.launches[-2:]], ["gelu_T_bf16", "geluBackward_T_bf16"])
+        self.assertEqual((str(out.dtype), str(grad_x.dtype)), ("torch.bfloat16", "torch.bfloat16"))
 
 
 # ---- the prebuilt kernels: tensor maps, matmul in bf16 and f16, attention ----------------------------------

@@ -3,11 +3,12 @@
 A generated module describes each kernel of its file as data (its parameters as tensors, sizes and scalar
 arguments; its specializations with block, shared memory, grid and requirements as Python functions of the
 sizes) and registers it as a torch.library.custom_op whose implementation is `Kernel.launch` and whose fake
-implementation is `Kernel.fake`. This file checks the arguments (dtype, device, contiguity and the declared
-shapes, with errors that name the parameter), binds the sizes, picks the first specialization whose
-requirements hold, allocates the outputs and launches the kernel through the CUDA driver API (ctypes: no C++
-compiler) on the tensors' device and PyTorch's current stream, from the cubin built for that GPU's
-architecture or else from the PTX, which the driver compiles. After a kernel's first launch a launcher written
+implementation is `Kernel.fake` (a kernel built for several element types is a `Dispatch` over one `Kernel`
+per combination of types, which picks one by the tensors' dtypes). This file checks the arguments (dtype,
+device, contiguity and the declared shapes, with errors that name the parameter), binds the sizes, picks the
+first specialization whose requirements hold, allocates the outputs and launches the kernel through the CUDA
+driver API (ctypes: no C++ compiler) on the tensors' device and PyTorch's current stream, from the cubin
+built for that GPU's architecture or else from the PTX, which the driver compiles. After a kernel's first launch a launcher written
 for its parameters takes over (fast_launcher), and `route` decides whether a call goes through PyTorch's
 dispatcher at all. PyTorch is imported only where a tensor is handled, so the parts that need no GPU run (and
 are tested, runtime/torch/test_tskernel_torch.py) anywhere.
@@ -866,6 +867,99 @@ class Kernel:
                 else:
                     slot.value = p.type.convert(values[p.name])
             launch_packed(cuda, context, function, spec.function, grid, block, spec.shared_bytes, stream, pack)
+
+
+class Dispatch:
+    """An operator over several builds of one kernel, one Kernel per combination of element types (`T: "f32"`,
+    `T: "bf16"`), in the order of their first specialization: a call goes to the build whose input and mutated
+    tensors have the arguments' dtypes (which then picks its specialization by the sizes, allocates outputs of
+    its types and launches), and is an error naming the dtypes given and those each specialization takes when
+    none has them. `fake` picks the same way, so torch.compile sees outputs of the chosen build's types. The
+    generator checks that no two builds take the same input types (TSK4016)."""
+
+    def __init__(self, op, kernels):
+        self.op = op
+        self.kernels = tuple(kernels)
+        first = self.kernels[0]
+        self.arguments = first.arguments
+        self.outputs = first.outputs
+        self._tensors = tuple(i for i, p in enumerate(self.arguments) if isinstance(p, Tensor))
+        self._by_dtypes = None  # (torch dtype of each input tensor) -> Kernel, made on the first call
+        self._fast = None  # the launch _table() writes
+        # Every build's specializations, in order (the f32 build's first where it is first, as one type's Kernel).
+        self.specializations = tuple(spec for kernel in self.kernels for spec in kernel.specializations)
+
+    def _table(self):
+        import torch
+
+        table = {}
+        for kernel in self.kernels:
+            key = tuple(getattr(torch, kernel.arguments[i].type.torch_name, None) for i in self._tensors)
+            table.setdefault(key, kernel)
+        self._by_dtypes = table
+        # A launch written for this operator's tensor positions (a generator and tuple() over them cost 0.9 µs
+        # a call more than a Kernel's own launch on a 2-core development host, with stubs; this, 0.25): it
+        # becomes this object's `launch`, and hands anything it does not expect (a dtype no build takes, a
+        # non-tensor, a wrong count) to the general path, which reports it.
+        key = "".join(f"args[{i}].dtype, " for i in self._tensors)
+        source = (
+            "def launch(*args):\n"
+            f"    if len(args) != {len(self.arguments)}: return slow(*args)\n"
+            "    try:\n"
+            f"        kernel = get(({key}))\n"
+            "    except AttributeError:\n"
+            "        return slow(*args)\n"
+            "    if kernel is None: return slow(*args)\n"
+            "    return kernel.launch(*args)\n"
+        )
+        env = {"get": table.get, "slow": self._slow_launch}
+        exec(source, env)
+        self._fast = self.launch = env["launch"]
+        return table
+
+    def pick(self, args):
+        """The build for these arguments' dtypes. A call it cannot read (a wrong count, a non-tensor) goes to
+        the first build, whose checks name what is wrong."""
+        table = self._by_dtypes or self._table()
+        if len(args) != len(self.arguments):
+            return self.kernels[0]
+        try:
+            key = tuple(args[i].dtype for i in self._tensors)
+        except AttributeError:
+            return self.kernels[0]
+        kernel = table.get(key)
+        if kernel is None:
+            raise TskernelError(self.mismatch(key))
+        return kernel
+
+    def mismatch(self, dtypes):
+        """The error of a call whose dtypes no build takes: what it gave, and what each specialization takes."""
+        names = [self.arguments[i].name for i in self._tensors]
+        given = ", ".join(f"{n} {str(d).replace('torch.', '')}" for n, d in zip(names, dtypes))
+        takes = "; ".join(
+            f"{spec.function}: " + ", ".join(f"{n} {kernel.arguments[i].type.torch_name}" for n, i in zip(names, self._tensors))
+            for kernel in self.kernels
+            for spec in kernel.specializations
+        )
+        return f"{self.op}: no specialization takes these dtypes ({given}); they take: {takes}"
+
+    def launch(self, *args):
+        """The build of the arguments' dtypes launched. (After the first call, the module's calls find the
+        launch that _table() writes instead of this method.)"""
+        fast = self._fast
+        if fast is None:
+            self._table()
+            fast = self._fast
+        return fast(*args)
+
+    def _slow_launch(self, *args):
+        return self.pick(args).launch(*args)
+
+    def checked_launch(self, *args):
+        return self.pick(args).checked_launch(*args)
+
+    def fake(self, *args):
+        return self.pick(args).fake(*args)
 
 
 # ---- the fast launcher ---------------------------------------------------------------------------------------
