@@ -33,6 +33,12 @@ export TSK_TUNE_SECONDS=${TSK_TUNE_SECONDS:-40}
 export TSK_TUNE_CASES=${TSK_TUNE_CASES:-blur-rgba8,layernorm-bf16}
 TSK_DEVICE_DIR="$DEVICE_DIR" bash "$HERE/gpu.sh" --only kernels
 echo "gpu.sh exit $?"
+# The f16 builds of the row kernels beside PyTorch's and Triton's f16 (the plan gpu-prep.sh --kernels made).
+if [ -f "$HERE/kernels-plan-f16.json" ] && [ "${TSK_F16_SECONDS:-120}" != 0 ]; then
+  date -u +"%H:%M:%S == f16 (torch-reference.py, kernels-plan-f16.json)"
+  (cd "$HERE" && PYTHONUNBUFFERED=1 timeout -k 5 "${TSK_F16_SECONDS:-120}" python3 torch-reference.py --plan kernels-plan-f16.json --out "$OUT/torch-f16.json" ${TSK_TORCH_ARGS:-})
+  echo "torch-reference f16 exit $?"
+fi
 export PATH=/tmp/node:$PATH TSKERNEL_CACHE_DIR=/tmp/tskernel-cache
 cd "$HERE"
 date -u +"%H:%M:%S == fuzz-cuda and types-gpu"

@@ -503,5 +503,5 @@ export const halfCases: readonly KernelCase[] = [
  * adapters it is measured on (SwiftShader, Dawn on the H100) lack shader-f16.
  */
 export function f16Cases(): readonly KernelCase[] {
-  return [layerNormCase("f16"), rmsNormCase("f16"), softmaxCase("f16"), geluCase("f16"), dequantizeCase("f16")];
+  return [layerNormCase("f16"), rmsNormCase("f16"), softmaxCase("f16"), geluCase("f16"), dequantizeCase("f16"), dequantizeCase("f16", "whole")];
 }
