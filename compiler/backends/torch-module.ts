@@ -96,7 +96,7 @@ function operatorOf(specializations: readonly ManifestKernel[]): Operator {
   const builds = new Map<string, { specializations: ManifestKernel[]; params: readonly ManifestParam[] }>();
   for (const spec of specializations) {
     const own = spec.params.filter((p) => p.kind !== "const");
-    const key = typesOf(own).join(",");
+    const key = own.map(typeOf).join(",");
     const build = builds.get(key) ?? { specializations: [], params: own };
     build.specializations.push(spec);
     builds.set(key, build);
@@ -117,8 +117,11 @@ function operatorOf(specializations: readonly ManifestKernel[]): Operator {
   };
 }
 
-/** Each parameter's type: a buffer's element type, a scalar's type. */
-const typesOf = (params: readonly ManifestParam[]) => params.map((p) => (p.kind === "buffer" ? p.elementType : p.type));
+/** A parameter's type: a buffer's element type, a scalar's type. */
+const typeOf = (param: ManifestParam) => (param.kind === "buffer" ? param.elementType : param.type);
+
+/** The name of the backward kernel's parameter for the gradient of `name` (`out` → `gradOut`). */
+const gradientName = (name: string) => `grad${name.charAt(0).toUpperCase()}${name.slice(1)}`;
 
 /** The element types of a build's input and mutated tensors (what its operator dispatches on), by name. */
 function inputTypes(op: Operator, build: Build): Map<string, string> {
@@ -139,7 +142,7 @@ function dispatchProblem(op: Operator): string | undefined {
     if (earlier) {
       const a = earlier.specializations[0]!.outputs.cuda!.function;
       const b = build.specializations[0]!.outputs.cuda!.function;
-      const differ = build.params.filter((p, i) => typesOf([p])[0] !== typesOf([earlier.params[i]!])[0]).map((p) => `'${p.name}'`);
+      const differ = build.params.filter((p, i) => typeOf(p) !== typeOf(earlier.params[i]!)).map((p) => `'${p.name}'`);
       return `${a} and ${b} take the same input tensor types (${key}) and differ only in the type of ${differ.join(", ")}, so the dtypes of a call cannot choose between them`;
     }
     seen.set(key, build);
@@ -154,14 +157,13 @@ function dispatchProblem(op: Operator): string | undefined {
  * forward's builds that the backward has no build for, as [forward types, backward types], or undefined.
  */
 function backwardProblem(forward: Operator, backward: Operator): [string, string] | undefined {
-  const gradient = (name: string) => `grad${name.charAt(0).toUpperCase()}${name.slice(1)}`;
   for (const build of forward.builds) {
-    const typeOf = new Map(build.params.flatMap((p) => (p.kind === "buffer" ? [[p.name, p.elementType] as const] : [])));
+    const typeOfTensor = new Map(build.params.flatMap((p) => (p.kind === "buffer" ? [[p.name, p.elementType] as const] : [])));
     const wanted = new Map<string, string>();
     for (const p of backward.params) {
       if (p.kind !== "buffer" || backward.tensors.get(p.name)!.output) continue;
-      const output = forward.outputs.find((t) => gradient(t.param) === p.name);
-      const type = typeOf.get(p.name) ?? (output ? typeOf.get(output.param) : undefined);
+      const output = forward.outputs.find((t) => gradientName(t.param) === p.name);
+      const type = typeOfTensor.get(p.name) ?? (output ? typeOfTensor.get(output.param) : undefined);
       if (type !== undefined) wanted.set(p.name, type);
     }
     const matches = backward.builds.some((b) => {
@@ -314,7 +316,7 @@ function emitOperator(out: Writer, op: Operator, namespace: string, displayPath:
   const returns = op.outputs.length === 0 ? "None" : op.outputs.length === 1 ? "Tensor" : `_typing.Tuple[${op.outputs.map(() => "Tensor").join(", ")}]`;
   const describe = (p: ManifestParam) => {
     // The parameter's types over the builds: "f32 | bf16" for an operator that dispatches.
-    const types = [...new Set(op.builds.map((b) => typesOf([b.params.find((q) => q.name === p.name)!])[0]!))].join(" | ");
+    const types = [...new Set(op.builds.map((b) => typeOf(b.params.find((q) => q.name === p.name)!)))].join(" | ");
     if (p.kind !== "buffer") return `${p.name} (${types})`;
     return `${p.name} ${shapeText(op.tensors.get(p.name)!)} (${types}${p.access === "read_write" ? ", written in place" : ""})`;
   };
@@ -384,7 +386,6 @@ function emitKernel(out: Writer, op: Operator, build: Build, namespace: string):
 }
 
 function emitAutograd(out: Writer, forward: Operator, backward: Operator): void {
-  const gradient = (name: string) => `grad${name.charAt(0).toUpperCase()}${name.slice(1)}`;
   const argumentIndex = new Map(forward.arguments.map((p, i) => [p.name, i]));
   const outputIndex = new Map(forward.outputs.map((t, i) => [t.param, i]));
   // What the backward kernel reads of the forward call: tensors (saved) and scalars (kept on ctx).
@@ -412,13 +413,13 @@ function emitAutograd(out: Writer, forward: Operator, backward: Operator): void 
     const args = backward.arguments.map((p) => {
       if (p.kind === "scalar") return `ctx.scalars[${JSON.stringify(p.name)}]`;
       if (forward.tensors.has(p.name)) return pythonName(p.name);
-      const of = forward.outputs.findIndex((t) => gradient(t.param) === p.name);
+      const of = forward.outputs.findIndex((t) => gradientName(t.param) === p.name);
       return `_rt.contiguous(grads[${of}])`;
     });
     const results = backward.outputs.map((t) => pythonName(t.param));
     out.line(`${results.join(", ")} = ${backward.opName}(${args.join(", ")})`);
     const returned = forward.arguments.map((p) => {
-      const produced = backward.outputs.find((t) => t.param === gradient(p.name));
+      const produced = backward.outputs.find((t) => t.param === gradientName(p.name));
       return produced ? pythonName(produced.param) : "None";
     });
     out.line(`return ${returned.join(", ")}${returned.length === 1 ? "," : ""}`);
