@@ -885,7 +885,6 @@ class Dispatch:
         self.outputs = first.outputs
         self._tensors = tuple(i for i, p in enumerate(self.arguments) if isinstance(p, Tensor))
         self._by_dtypes = None  # (torch dtype of each input tensor) -> Kernel, made on the first call
-        self._fast = None  # the launch _table() writes
         # Every build's specializations, in order (the f32 build's first where it is first, as one type's Kernel).
         self.specializations = tuple(spec for kernel in self.kernels for spec in kernel.specializations)
 
@@ -918,7 +917,7 @@ class Dispatch:
         )
         env = {"get": table.get, "slow": self._slow_launch}
         exec(source, env)
-        self._fast = self.launch = env["launch"]
+        self.launch = env["launch"]
         return table
 
     def pick(self, args):
@@ -948,13 +947,10 @@ class Dispatch:
         return f"{self.op}: no specialization takes these dtypes ({given}); they take: {takes}"
 
     def launch(self, *args):
-        """The build of the arguments' dtypes launched. (After the first call, the module's calls find the
-        launch that _table() writes instead of this method.)"""
-        fast = self._fast
-        if fast is None:
-            self._table()
-            fast = self._fast
-        return fast(*args)
+        """The build of the arguments' dtypes launched. Only the first call (or one before anything else made
+        the table) comes here: _table() puts the launch it writes in this method's place on the object."""
+        self._table()
+        return self.launch(*args)
 
     def _slow_launch(self, *args):
         return self.pick(args).launch(*args)
