@@ -21,7 +21,7 @@
  */
 
 import { isFragmentOperand, type ArrayRef, type Expr, type MatrixLoadStmt, type MmaStmt, type Stmt, type WarpgroupShape, type WgmmaStmt, type WgmmaSyncStmt } from "../ir/ir.ts";
-import { fragmentLayout, fragmentSlot, isWarpgroupShape, ldmatrixPlan, mmaHalfRegisters, warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
+import { fragmentLayout, fragmentSlot, isWarpgroupShape, ldmatrixPlan, type LdmatrixPlan, mmaHalfRegisters, warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
 import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** The marker line of modules that use wgmma: the runtime compiles them for sm_90a (runtime/cuda/cuda-device.ts). */
@@ -32,7 +32,8 @@ export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   let rounds = false;
   let multiplies = false;
   const multiplies16 = new Set<"bf16" | "f16">();
-  const loads = new Set<string>();
+  // Each kept loadMatrix's helper by name: its count of 8×8 matrices and whether it transposes.
+  const loads = new Map<string, Ldmatrix>();
   const shapes = new Set<string>();
   let synchronizes = false;
   const halfA = new Set<string>();
@@ -45,7 +46,10 @@ export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
         if (element === "bf16" || element === "f16") multiplies16.add(element);
         else multiplies = true;
       }
-      if (stmt.kind === "matrixLoad" && stmt.ldmatrix?.laneRow) loads.add(ldmatrixName(stmt));
+      if (stmt.kind === "matrixLoad" && stmt.ldmatrix?.laneRow) {
+        const plan = ldmatrixOf(stmt);
+        loads.set(ldmatrixName(plan), plan);
+      }
       if (stmt.kind === "wgmma") shapes.add(wgmmaVariant(stmt));
       if (stmt.kind === "wgmmaSync") synchronizes = true;
       for (const expr of exprsOf(stmt)) {
@@ -60,7 +64,7 @@ export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   if (rounds) lines.push(...roundHelper);
   if (multiplies) lines.push(...mmaHelper);
   for (const element of [...multiplies16].sort()) lines.push(...mma16Helper(element));
-  for (const name of [...loads].sort()) lines.push(...ldmatrixHelper(name));
+  for (const name of [...loads.keys()].sort()) lines.push(...ldmatrixHelper(name, loads.get(name)!));
   if (shapes.size > 0 || synchronizes) lines.push("", warpgroupMarker, ...warpgroupHelpers);
   if ([...shapes].some((variant) => !variant.endsWith("tf32 k"))) lines.push(...descriptor16Helpers);
   for (const element of [...halfA].sort()) lines.push(...fragment16Helpers(element as "bf16" | "f16"));
@@ -183,9 +187,16 @@ export function cudaMma(stmt: MmaStmt, element: (array: ArrayRef, index: Expr) =
   return `tsk_mma_m16n8k8_tf32(${[...elements(stmt.accumulator), ...elements(stmt.a), ...elements(stmt.b)].join(", ")});`;
 }
 
-/** The helper of a kept `loadMatrix`: its count of 8×8 matrices and whether it transposes (ldmatrixPlan). */
-function ldmatrixName(stmt: MatrixLoadStmt): string {
-  const plan = ldmatrixPlan(fragmentLayout(stmt.fragment.array.fragment!), stmt.colStride ? "row" : "col");
+/** What names an ldmatrix helper: its count of 8×8 matrices and whether it transposes. */
+type Ldmatrix = Pick<LdmatrixPlan, "count" | "transpose">;
+
+/** What a kept `loadMatrix` is for ldmatrix: its count of 8×8 matrices and whether it transposes (ldmatrixPlan). */
+function ldmatrixOf(stmt: MatrixLoadStmt): Ldmatrix {
+  return ldmatrixPlan(fragmentLayout(stmt.fragment.array.fragment!), stmt.colStride ? "row" : "col");
+}
+
+/** The helper of an ldmatrix of `count` matrices, transposed or not. */
+function ldmatrixName(plan: Ldmatrix): string {
   return `tsk_ldmatrix_x${plan.count}${plan.transpose ? "_trans" : ""}`;
 }
 
@@ -194,9 +205,7 @@ function ldmatrixName(stmt: MatrixLoadStmt): string {
  * (a generic pointer into shared memory, converted to the shared window) and receives its register per matrix.
  * Volatile with a memory clobber, so that it stays between the barriers that order the shared tile around it.
  */
-function ldmatrixHelper(name: string): string[] {
-  const count = Number(/_x(\d)/.exec(name)![1]);
-  const trans = name.endsWith("_trans");
+function ldmatrixHelper(name: string, { count, transpose: trans }: Ldmatrix): string[] {
   const outs = Array.from({ length: count }, (_, i) => `%${i}`).join(", ");
   return [
     "",
@@ -218,7 +227,7 @@ function ldmatrixHelper(name: string): string[] {
 export function cudaLdmatrix(stmt: MatrixLoadStmt, element: (array: ArrayRef, index: Expr) => string, print: (expr: Expr) => string, name: (array: ArrayRef) => string): string {
   const perLane = fragmentLayout(stmt.fragment.array.fragment!).perLane;
   const registers = mmaHalfRegisters(perLane).map((_, r) => element(stmt.fragment.array, fragmentSlot(stmt.fragment.index, perLane / 2, r, stmt.span)));
-  return `${ldmatrixName(stmt)}(${registers.join(", ")}, &${name(stmt.source)}[${print(stmt.ldmatrix!.laneRow!)}]);`;
+  return `${ldmatrixName(ldmatrixOf(stmt))}(${registers.join(", ")}, &${name(stmt.source)}[${print(stmt.ldmatrix!.laneRow!)}]);`;
 }
 
 /** True when a kernel body uses wgmma: its barriers then publish shared memory to the async proxy first. */
