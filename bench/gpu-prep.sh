@@ -71,12 +71,12 @@ elif [ "$KERNELS_ONLY" = 1 ]; then
   # The half-precision bit checks (bench/types-gpu.ts) and the bf16 run's script (bench/gpu-bf16.sh).
   node bin/tskernel.js build codegen-tests/{half-conversions,half-precision,double-precision,narrow-integers,vector-narrow,element-type-specialization}/kernel.ts --target cuda,js --out "$DEVICE_DIR/kernels-types" >/dev/null
   cp bench/gpu-bf16.sh "$DEVICE_DIR/"
-  # The f16 builds of the same row kernels (their `T: "bf16"` specializations made `T: "f16"` in copies, as
-  # tests/half-row-kernels.test.ts builds them: WGSL enables f16 a module at a time, so the examples build bf16
-  # only) and torch-reference.py's plan over them (cases-bf16.ts, f16Cases), which gpu-bf16.sh runs after the suite.
-  F16_SOURCES=$(mktemp -d) && mkdir -p "$F16_SOURCES/examples"
-  for f in layer-norm-bf16.ts rms-norm-bf16.ts softmax-bf16.ts elementwise-bf16.ts; do sed 's/T: "bf16"/T: "f16"/g' "examples/$f" > "$F16_SOURCES/examples/$f"; done
-  node bin/tskernel.js build "$F16_SOURCES"/examples/*.ts --target cuda --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin-f16" >/dev/null
+  # The f16 builds of the same row kernels (copies with their `T: "bf16"` specializations made `T: "f16"`:
+  # cli/kernels-bench/f16-sources.ts, as tests/half-row-kernels.test.ts builds them) and torch-reference.py's
+  # plan over them (cases-bf16.ts, f16Cases), which gpu-bf16.sh runs after the suite.
+  F16_SOURCES=$(mktemp -d)
+  node --input-type=module -e "const { writeF16Sources } = await import('./dist/cli/kernels-bench/f16-sources.js'); writeF16Sources('examples', '$F16_SOURCES');"
+  node bin/tskernel.js build "$F16_SOURCES"/*.ts --target cuda --cubin --arch sm_90 --out "$DEVICE_DIR/kernels-cubin-f16" >/dev/null
   node --input-type=module -e "
     const { loadKernelLibrary } = await import('./dist/runtime/index.js');
     const { makePlan, writePlan } = await import('./dist/cli/kernels-bench/torch.js');

@@ -15,24 +15,17 @@ import { compileKernelLibrary } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { release, runChecked } from "../cli/kernels-bench/bench.ts";
 import { f16Cases, halfCases } from "../cli/kernels-bench/cases-bf16.ts";
+import { halfRowSourceFiles, writeF16Sources } from "../cli/kernels-bench/f16-sources.ts";
 import { checkResult } from "../cli/kernels-bench/checks.ts";
 import type { Shape } from "../cli/kernels-bench/cases.ts";
 import { compileCuda, nvccAvailable } from "./tools/nvcc.ts";
 import { repoRoot } from "./golden-cases.ts";
 
-const sources = ["layer-norm-bf16.ts", "rms-norm-bf16.ts", "softmax-bf16.ts", "elementwise-bf16.ts"];
-
 /** The examples with every `T: "bf16"` specialization made `T: "f16"`, in a folder of their own. */
 function f16Sources(): string[] {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-f16-"));
-  return sources.map((file) => {
-    const text = fs.readFileSync(path.join(repoRoot, "examples", file), "utf8");
-    const replaced = text.replaceAll('T: "bf16"', 'T: "f16"');
-    expect(replaced, file).not.toBe(text);
-    const out = path.join(dir, file.replace("-bf16", "-f16"));
-    fs.writeFileSync(out, replaced);
-    return out;
-  });
+  const files = writeF16Sources(path.join(repoRoot, "examples"), fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-f16-")));
+  for (const file of files) expect(fs.readFileSync(file, "utf8"), file).not.toContain('T: "bf16"');
+  return files;
 }
 
 const shapes: Record<string, readonly Shape[]> = {
@@ -97,7 +90,7 @@ describe("the bf16 kernels built for f16 from the same source", () => {
   it.skipIf(!nvccAvailable())("compiles for CUDA with nvcc for sm_90, with no spills", () => {
     const cudaLibrary = compileKernelLibrary(files, ["cuda"]);
     const modules = new Set(cudaLibrary.kernels.map((k) => k.cuda!.source));
-    expect(modules.size).toBe(sources.length);
+    expect(modules.size).toBe(halfRowSourceFiles.length);
     for (const source of modules) {
       const result = compileCuda(source, { arch: "sm_90" });
       expect(result.ok, result.errors).toBe(true);
