@@ -8,7 +8,7 @@
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
 import type { Expr, FragmentRef, FragmentRole, Span } from "../ir/ir.ts";
-import { fragmentLayout, fragmentPositionExpr } from "../ir/matrix.ts";
+import { fragmentLayout, fragmentPositionExpr, linearThreadIndex } from "../ir/matrix.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 
 const roleNames: Readonly<Record<FragmentRole, string>> = { a: "an A fragment (fragment.a)", b: "a B fragment (fragment.b)", accumulator: "an accumulator (fragment.accumulator)" };
@@ -52,10 +52,6 @@ export function lowerFragmentElementExpr(context: FunctionContext, name: string,
   const fragment = lowerFragmentRef(context, args[0]!, what, "first argument");
   const e = elementIndex(context, args[1]!, what);
   if (name === "fragmentElement") return { kind: "load", type: "f32", array: fragment.array, indices: [elementSlot(fragment, e, span)], span };
-  const builtin = (builtin: "threadIdx" | "blockDim", axis: "x" | "y" | "z"): Expr => ({ kind: "builtin", type: "i32", builtin, axis, span });
-  const bin = (op: "add" | "mul", left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "i32", left, right, span });
-  // Fragments are held along the linear thread index, as CUDA forms warps (legalize.ts does the same).
-  const linear = bin("add", builtin("threadIdx", "x"), bin("mul", builtin("blockDim", "x"), bin("add", builtin("threadIdx", "y"), bin("mul", builtin("blockDim", "y"), builtin("threadIdx", "z")))));
-  return fragmentPositionExpr(fragmentLayout(fragment.array.fragment!), linear, e, name === "fragmentRow" ? "row" : "col", span);
+  return fragmentPositionExpr(fragmentLayout(fragment.array.fragment!), linearThreadIndex(span), e, name === "fragmentRow" ? "row" : "col", span);
 }
 

@@ -373,6 +373,16 @@ export function bitSteps(layout: FragmentLayout, axis: "row" | "col"): number[] 
 }
 
 /** The flat index of element `e` of fragment `index` in its array: index · perLane + e. */
+/**
+ * The thread's linear index in its block, threadIdx.x + blockDim.x·(threadIdx.y + blockDim.y·threadIdx.z): warps
+ * are formed along it, as CUDA forms them, so fragments are held along it on every target.
+ */
+export function linearThreadIndex(span: Span): Expr {
+  const builtin = (builtin: "threadIdx" | "blockDim", axis: "x" | "y" | "z"): Expr => ({ kind: "builtin", type: "i32", builtin, axis, span });
+  const bin = (op: "add" | "mul", left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "i32", left, right, span });
+  return bin("add", builtin("threadIdx", "x"), bin("mul", builtin("blockDim", "x"), bin("add", builtin("threadIdx", "y"), bin("mul", builtin("blockDim", "y"), builtin("threadIdx", "z")))));
+}
+
 export function fragmentSlot(index: Expr, perLane: number, e: number, span: Span): Expr {
   const type = index.type as ScalarType;
   const scaled: Expr = { kind: "binary", op: "mul", type, left: index, right: { kind: "literal", type, value: perLane, span }, span };

@@ -48,7 +48,7 @@ import {
   type Variable,
 } from "../ir/ir.ts";
 import { loadType } from "../ir/vectors.ts";
-import { fragmentLayout, fragmentSlot, ldmatrixPlan, roundFragmentValue } from "../ir/matrix.ts";
+import { fragmentLayout, fragmentSlot, ldmatrixPlan, linearThreadIndex, roundFragmentValue } from "../ir/matrix.ts";
 import { foldExpr } from "./fold.ts";
 import { zeroOf } from "./checks.ts";
 import { atomicArrays, exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
@@ -292,14 +292,12 @@ function splitMatrixAccess(stmt: MatrixLoadStmt | MatrixStoreStmt): Stmt {
   const bin = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "i32", left, right, span });
   const scaled = (term: Expr, factor: number): Expr | undefined => (factor === 0 ? undefined : factor === 1 ? term : bin("mul", term, int(factor)));
   const sum = (...terms: (Expr | undefined)[]): Expr => terms.filter((t): t is Expr => t !== undefined).reduce((a, b) => bin("add", a, b));
-  const builtin = (builtin: "threadIdx" | "blockDim", axis: "x" | "y" | "z"): Expr => ({ kind: "builtin", type: "i32", builtin, axis, span });
   const local = (name: string, init: Expr): [Variable, Stmt] => {
     const variable: Variable = { kind: "variable", name, type: "i32", mutable: false, span };
     return [variable, { kind: "declare", variable, init, span }];
   };
   const read = (variable: Variable): Expr => ({ kind: "variable", type: variable.type, variable, span });
-  // Warps are formed along the linear thread index, as CUDA forms them.
-  const linear = sum(builtin("threadIdx", "x"), bin("mul", builtin("blockDim", "x"), sum(builtin("threadIdx", "y"), bin("mul", builtin("blockDim", "y"), builtin("threadIdx", "z")))));
+  const linear = linearThreadIndex(span);
   // A warpgroup's fragments: the thread's index in its group of 128, whose warp (lane >> 5) adds rowW rows.
   const [lane, laneDecl] = local("lane", bin("and", linear, int(layout.lanes - 1)));
   const [group, groupDecl] = local("laneGroup", layout.lanes > 32 ? bin("and", bin("shr", read(lane), int(2)), int(7)) : bin("shr", read(lane), int(2)));
@@ -363,8 +361,7 @@ function ldmatrixRow(stmt: MatrixLoadStmt): [Stmt[], Expr] {
   const plan = ldmatrixPlan(fragmentLayout(stmt.fragment.array.fragment!), stmt.colStride ? "row" : "col");
   const int = (value: number): Expr => ({ kind: "literal", type: "i32", value, span });
   const bin = (op: BinaryOp, left: Expr, right: Expr): Expr => ({ kind: "binary", op, type: "i32", left, right, span });
-  const builtin = (builtin: "threadIdx" | "blockDim", axis: "x" | "y" | "z"): Expr => ({ kind: "builtin", type: "i32", builtin, axis, span });
-  const linear = bin("add", builtin("threadIdx", "x"), bin("mul", builtin("blockDim", "x"), bin("add", builtin("threadIdx", "y"), bin("mul", builtin("blockDim", "y"), builtin("threadIdx", "z")))));
+  const linear = linearThreadIndex(span);
   const lane: Variable = { kind: "variable", name: "lane", type: "i32", mutable: false, span };
   const read = (variable: Variable): Expr => ({ kind: "variable", type: variable.type, variable, span });
   const r = bin("and", read(lane), int(7));
