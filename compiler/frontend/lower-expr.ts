@@ -548,6 +548,12 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       const lowered = expectArgs(context, "fma", args, ["f32", "f32", "f32"], span);
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
     }
+    if (origin.name === "roundTf32") {
+      // f32 to TF32 (cvt.rna.tf32.f32), for operands the tensor cores read from shared memory, which would
+      // otherwise drop the low 13 bits (docs/language.md §25).
+      const lowered = expectArgs(context, "roundTf32()", args, ["f32"], span);
+      return { kind: "intrinsic", name: "roundTf32", type: "f32", args: lowered, span };
+    }
     if (origin.name === "bitcastU32" || origin.name === "bitcastF32") {
       // Bits, not values: f32 → u32 or u32 → f32, with no conversion at all (docs/language.md §5).
       const toBits = origin.name === "bitcastU32";
@@ -567,7 +573,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
     if (Node.isFunctionDeclaration(declaration)) return lowerHelperCall(context, declaration, args, span, spanOf(callee));
   }
   return fail("TSK1005", spanOf(callee), [name], {
-    notes: ["kernels may call Math functions, tskernel's f32/i32/u32/fma/bitcastU32/bitcastF32, and functions declared in a project file"],
+    notes: ["kernels may call Math functions, tskernel's f32/i32/u32/fma/bitcastU32/bitcastF32/roundTf32, and functions declared in a project file"],
   });
 }
 

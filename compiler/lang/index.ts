@@ -324,6 +324,19 @@ export function bitcastU32(x: f32): u32 {
   return bitcastSlotBits[0]!;
 }
 
+/**
+ * `x` rounded to TF32 (10 mantissa bits) as `cvt.rna.tf32.f32` does: to nearest, ties away from zero, the
+ * low 13 bits of the f32 cleared; infinities and NaN unchanged. A warpgroup `wgmma` reads its shared f32
+ * operand truncated to TF32: storing `roundTf32(x)` there makes it round instead.
+ */
+export function roundTf32(x: f32): f32 {
+  bitcastSlot[0] = x;
+  const bits = bitcastSlotBits[0]!;
+  if ((bits & 0x7f800000) === 0x7f800000) return bitcastSlot[0]!;
+  bitcastSlotBits[0] = (bits + 0x1000) & 0xffffe000;
+  return bitcastSlot[0]!;
+}
+
 /** The f32 whose bits are the u32 `x` (CUDA `__uint_as_float`, WGSL `bitcast<f32>`). NaN payloads are not kept everywhere. */
 export function bitcastF32(x: u32): f32 {
   bitcastSlotBits[0] = x;
