@@ -132,6 +132,22 @@ describe("the compile-time rules of mbarriers and roles", () => {
     expect(errorsOf("  // @ts-expect-error\n  arriveAfterCopies(data, 0);")).toContain("error[TSK1096]: arriveAfterCopies() takes barriers declared with shared.barriers(…) as its first argument; found 'data', an array\n --> kernel.ts:6:21");
   });
 
+  it("TSK3166: roles that ask for more registers than the block has (a hang on the GPU), and ones that fit", () => {
+    // 384 threads: a share of 168 a thread, 64512 in all. 88 + 2 · 208 = 504 fits exactly; 96 + 2 · 208 does not.
+    const roles = (producer: number, consumer: number) =>
+      `  if (warpgroupIdx === 0) {\n    setMaxRegisters(${producer});\n    waitBarrier(bars, 0, 0);\n  } else {\n    setMaxRegisters(${consumer});\n    arriveBarrier(bars, 0);\n  }`;
+    expect(errorsOf(roles(88, 208), 384)).toBe("");
+    const rendered = errorsOf(roles(96, 208), 384);
+    expect(rendered).toContain("error[TSK3166]: the warpgroups of kernel 'k' ask setMaxRegisters() for 65536 registers, but its block has 64512");
+    expect(rendered).toContain("warpgroup 0: 96, warpgroup 1: 208, warpgroup 2: 208");
+    // The report points at the consumers' increase, the request that would wait.
+    expect(rendered).toMatch(/--> kernel\.ts:9:\d+/);
+    // A warpgroup that sets nothing keeps its share: 168 + 96 + 256 > 504.
+    expect(errorsOf("  if (warpgroupIdx === 1) {\n    setMaxRegisters(96);\n  } else if (warpgroupIdx === 2) {\n    setMaxRegisters(256);\n  }", 384)).toContain("warpgroup 0: 168, warpgroup 1: 96, warpgroup 2: 256");
+    // A branch on anything but warpgroupIdx and constants leaves the budget unknown: nothing is reported.
+    expect(errorsOf("  if (warpgroupIdx === 0 && n > 0) {\n    setMaxRegisters(96);\n  } else {\n    setMaxRegisters(208);\n  }", 384)).not.toContain("TSK3166");
+  });
+
   it("TSK1097, TSK3090 and TSK3091: setMaxRegisters() takes a constant, whole warpgroups and a fixed block", () => {
     expect(errorsOf("  setMaxRegisters(100);")).toContain("error[TSK1097]: setMaxRegisters() takes a constant multiple of 8 from 24 to 256; found 100\n --> kernel.ts:5:19");
     expect(errorsOf("  if (threadIdx.x < 32) {\n    setMaxRegisters(40);\n  }")).toContain("error[TSK3090]: setMaxRegisters() is reached in control flow that differs within a warpgroup");

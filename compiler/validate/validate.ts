@@ -13,6 +13,7 @@ import { fragmentLayout, warpgroupColumns, warpgroupDepth, warpgroupLanes, warpL
 import { layoutOf } from "../ir/types.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
 import { checkUniformity } from "./uniformity.ts";
+import { checkRegisterBudget } from "./register-budget.ts";
 import { firstRefusedType } from "./target-types.ts";
 import { layOutShared, type SharedLayout } from "./shared-layout.ts";
 import { codeDepth } from "./code-depth.ts";
@@ -83,6 +84,8 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
     let registers: Stmt | undefined;
     walkStmts(kernel.body, (stmt) => stmt.kind === "setMaxRegisters" && (registers ??= stmt));
     if (registers) diagnostics.push(makeDiagnostic("TSK3091", registers.span, [kernel.name], { notes: ["give the kernel a fixed block in its options: `kernel({ block: [384] }, …)`"] }));
+  } else {
+    checkRegisterBudget(kernel.name, kernel.body, block[0] * block[1] * block[2], diagnostics);
   }
   if (checks.barrierUniformity ?? true) checkUniformity(kernel, diagnostics);
   return { sharedBytes: sharedLayout.allocatedBytes, sharedLayout, sharedSizes, block };
