@@ -14,6 +14,7 @@ import argparse
 import ctypes
 import importlib.util
 import json
+import math
 import os
 import sys
 import time
@@ -61,8 +62,35 @@ def main(argv=None):
     parser.add_argument("--cubins", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--shapes", default="4096x4096x4096,8192x8192x8192")
+    parser.add_argument("--rounds", type=int, default=21, help="timing rounds (medians)")
     parser.add_argument("--profile", action="store_true", help="one launch of each between cudaProfilerStart/Stop, for Nsight Compute")
+    parser.add_argument("--only", help="time only these cubins (comma-separated file names)")
+    parser.add_argument("--smoke-seconds", type=float, default=60.0,
+                        help="first run each cubin alone at 1024^3 in a child process with this time limit, and leave out the ones that hang or fail (0: no smoke test)")
     args = parser.parse_args(argv)
+    if args.smoke_seconds > 0 and not args.profile:
+        # A kernel that deadlocks (a barrier phase that never completes, roles that ask for more registers than
+        # the block has) would hang the whole run: each build proves it finishes first, in a process of its own.
+        import subprocess
+
+        kept, left_out = [], {}
+        for f in sorted(f for f in os.listdir(args.cubins) if f.endswith(".cubin")):
+            if args.only and f not in args.only.split(","):
+                continue
+            child = [sys.executable, os.path.abspath(__file__), "--cubins", args.cubins, "--only", f, "--shapes", "1024x1024x1024",
+                     "--smoke-seconds", "0", "--rounds", "1", "--out", os.devnull]
+            try:
+                done = subprocess.run(child, capture_output=True, text=True, timeout=args.smoke_seconds)
+                if done.returncode == 0:
+                    kept.append(f)
+                else:
+                    left_out[f] = f"exit {done.returncode}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ''}"
+            except subprocess.TimeoutExpired:
+                left_out[f] = f"no result within {args.smoke_seconds:.0f} s at 1024^3 (a hang?)"
+        for f, why in left_out.items():
+            print(f"left out {f}: {why}", flush=True)
+        args.only = ",".join(kept)
+        args.left_out = left_out
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -72,7 +100,7 @@ def main(argv=None):
     l2 = getattr(props, "L2_cache_size", 50 * 2**20)
     driver = tm.Driver()
     stream = torch.cuda.current_stream().cuda_stream
-    cubins = sorted(f for f in os.listdir(args.cubins) if f.endswith(".cubin"))
+    cubins = sorted(f for f in os.listdir(args.cubins) if f.endswith(".cubin") and (args.only is None or f in args.only.split(",")))
     report = {
         "generator": "bench/wgmma-probe.py",
         "source": "bench/wgmma-probe.cu",
@@ -83,6 +111,7 @@ def main(argv=None):
         "method": "CUDA events around each launch on PyTorch's stream, probe builds and torch.mm (TF32 on, and FP32) interleaved, "
         "one launch each per round on a rotating input set, each round behind a GPU sleep, the median; float64 checks on two input sets with C poisoned (NaN) first",
         "shapes": [],
+        "leftOut": getattr(args, "left_out", {}),
     }
     for label in args.shapes.split(","):
         m, n, k = (int(x) for x in label.split("x"))
@@ -100,10 +129,21 @@ def main(argv=None):
             if lang:
                 # A build of a language rung's generated CUDA (edited by hand where its name says so): the
                 # rung's launch, grid (N / 128, M / 256).
-                function, smem, threads, takes_map = next(v for key, v in LANG_BUILDS.items() if f.startswith(key + "_") or f == key + ".cubin")
+                sidecar = os.path.join(args.cubins, os.path.splitext(f)[0] + ".json")
+                persistent = False
+                if os.path.exists(sidecar):
+                    # Another build: {"function", "shared", "threads", "persistent"} beside the cubin.
+                    with open(sidecar) as j:
+                        meta = json.load(j)
+                    function, smem, threads, takes_map = meta["function"], meta["shared"], meta.get("threads", 384), True
+                    persistent = meta.get("persistent", False)
+                else:
+                    function, smem, threads, takes_map = next(v for key, v in LANG_BUILDS.items() if f.startswith(key + "_") or f == key + ".cubin")
                 bm, ws = 256, 0
                 fn = driver.function(os.path.join(args.cubins, f), function, smem)
                 grid = (n // BN, m // bm, 1)
+                if persistent:
+                    grid = (min((n // BN) * (m // bm), props.multi_processor_count), 1, 1)
                 block = (threads, 1, 1)
             else:
                 bm, bk, stages = s["BM"], s.get("BK", 32), s["STAGES"]
@@ -178,7 +218,7 @@ def main(argv=None):
             for i in range(2):
                 launch[name](i)
         torch.cuda.synchronize()
-        rounds = 21
+        rounds = args.rounds
         events = []
         for r in range(rounds):
             torch.cuda._sleep(3_000_000)
@@ -199,7 +239,7 @@ def main(argv=None):
             ms = tm.median(times[name])
             err, nonfinite = errors[name]
             ok, why = tm.verdict(err, nonfinite, k, "tf32")
-            row = {"id": name, "ms": ms, "tflops": tm.tflops(m, n, k, ms), "percentOfTorchTf32": 100.0 * tf32_ms / ms, "relativeError": err, "pass": ok, "samples": len(times[name])}
+            row = {"id": name, "ms": ms, "tflops": tm.tflops(m, n, k, ms), "percentOfTorchTf32": 100.0 * tf32_ms / ms, "relativeError": err if math.isfinite(err) else None, "pass": ok, "samples": len(times[name])}
             if name in info:
                 row.update(info[name])
                 row["registers"] = registers[name]
