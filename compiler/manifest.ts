@@ -131,6 +131,7 @@ export function buildManifest(
           }
         }),
         block: spec.facts.block ?? null,
+        ...(kernel.cluster ? { cluster: kernel.cluster } : {}),
         sharedBytes: spec.facts.sharedBytes,
         ...(usesSubgroups(kernel.body) ? { subgroups: true as const } : {}),
         ...(usesWarpgroupOperations(kernel.body) ? { matrix: "warpgroup" as const } : usesMatrixOperations(kernel.body) ? { matrix: "warp" as const } : {}),

@@ -203,6 +203,11 @@ export function checkLaunch(description: ManifestKernel, options: LaunchOptions,
   grid.forEach((dim, axis) => {
     if (dim > limits.maxGridDims[axis]!) throw new LaunchError(kernel, `grid ${"xyz"[axis]} = ${dim} exceeds the limit ${limits.maxGridDims[axis]}`);
   });
+  // Blocks of a cluster start together (CUDA's __cluster_dims__ refuses another grid; the CPU runs each cluster
+  // from its first block).
+  if (description.cluster && grid.some((dim, axis) => dim % description.cluster![axis]! !== 0)) {
+    throw new LaunchError(kernel, `it runs in clusters of [${description.cluster.join(", ")}] blocks, so its grid must be a multiple of that; [${grid.join(", ")}] is not`);
+  }
   let block: [number, number, number];
   if (description.block) {
     block = [...description.block] as [number, number, number];

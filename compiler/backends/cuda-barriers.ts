@@ -31,16 +31,22 @@ export function barrierHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   let roles = false;
   let registers = false;
   let stores = false;
+  let clusters = false;
   for (const body of bodies) {
     walkStmts(body, (stmt) => {
+      if ((stmt.kind === "barrier" && stmt.scope === "cluster") || (stmt.kind === "barrierOp" && stmt.block) || (stmt.kind === "tileCopy" && stmt.multicast)) clusters = true;
       if (stmt.kind === "barrierOp") barriers = true;
       if (stmt.kind === "setMaxRegisters") registers = true;
       if (stmt.kind === "tileCopy") barriers = true;
       if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") stores = true;
-      for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (roles = true));
+      for (const expr of exprsOf(stmt)) {
+        walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (roles = true));
+        walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "clusterRank" && (clusters = true));
+      }
     });
   }
   const lines: string[] = [];
+  if (clusters) lines.push(...clusterHelpers);
   if (roles) lines.push(...roleHelper);
   if (barriers) lines.push(...mbarrierHelpers);
   if (registers) lines.push(...registerHelpers);
@@ -255,6 +261,47 @@ const mbarrierHelpers = [
   "}",
 ];
 
+const clusterHelpers = [
+  "",
+  "// Thread block clusters (sm_90): the block's rank in its cluster, the cluster-wide barrier, an arrival on the",
+  "// mbarrier at the same offset in another block of the cluster (mapa: that block's address of it), and a tile",
+  "// copy delivered to every block of the cluster in the mask, each counting its bytes on its own barrier.",
+  "__device__ __forceinline__ int tsk_cluster_rank() {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  "  unsigned rank;",
+  '  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));',
+  "  return (int)rank;",
+  "#else",
+  "  return 0;",
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_cluster_sync() {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  '  asm volatile("barrier.cluster.arrive.release.aligned;\\n\\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_mbarrier_arrive_cluster(unsigned long long* bar, int rank) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  "  asm volatile(",
+  '      "{\\n.reg .b32 remote;\\nmapa.shared::cluster.u32 remote, %0, %1;\\nmbarrier.arrive.shared::cluster.b64 _, [remote];\\n}"',
+  '      :: "r"((unsigned)__cvta_generic_to_shared(bar)), "r"(rank) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+  "__device__ __forceinline__ void tsk_copy_tile_multicast(void* dst, const unsigned* map, int x, int y, unsigned long long* bar, int mask) {",
+  "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900",
+  "  asm volatile(",
+  '      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;"',
+  '      :: "r"((unsigned)__cvta_generic_to_shared(dst)), "l"(map), "r"(x), "r"(y), "r"((unsigned)__cvta_generic_to_shared(bar)), "h"((unsigned short)mask) : "memory");',
+  "#else",
+  "  __trap();",
+  "#endif",
+  "}",
+];
+
 const registerHelpers = [
   "",
   "// setmaxnreg (sm_90a): the warpgroup's registers a thread from here on, fewer than the block's share (dec) or more (inc).",
@@ -300,7 +347,7 @@ export function cudaBarrierOp(stmt: BarrierOpStmt, barrier: string, print: (expr
     case "init":
       return `tsk_mbarrier_init(${at}, ${print(stmt.value!)});`;
     case "arrive":
-      return `${before}tsk_mbarrier_arrive(${at});`;
+      return stmt.block ? `${before}tsk_mbarrier_arrive_cluster(${at}, ${print(stmt.block)});` : `${before}tsk_mbarrier_arrive(${at});`;
     case "arriveCopies":
       return `${before}tsk_mbarrier_arrive_copies(${at});`;
     case "arriveExpect":
@@ -318,5 +365,8 @@ export function cudaTileStore(stmt: TileStoreStmt | TileStoreWaitStmt, name: (ar
 
 /** `copyTile`: the tensor memory accelerator's 2-D box copy into shared memory, completing on the barrier. */
 export function cudaTileCopy(stmt: TileCopyStmt, name: (array: TileCopyStmt["target"]) => string, print: (expr: Expr) => string): string {
+  if (stmt.multicast) {
+    return `tsk_copy_tile_multicast(&${name(stmt.target)}[${print(stmt.offset)}], ${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.barriers)}[${print(stmt.index)}], ${print(stmt.multicast)});`;
+  }
   return `tsk_copy_tile(&${name(stmt.target)}[${print(stmt.offset)}], ${name(stmt.map)}, ${print(stmt.x)}, ${print(stmt.y)}, &${name(stmt.barriers)}[${print(stmt.index)}]);`;
 }

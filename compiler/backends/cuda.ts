@@ -232,7 +232,9 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     out.line();
     out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}${unit.block ? `; block ${unit.block.join("×")}` : ""}.`);
     lineDirective(kernel.span);
-    out.line(`extern "C" __global__ void${bounds} ${moduleNames.lookup(unit)}(${params.join(", ")}) {`);
+    // Clusters are fixed at compile time (__cluster_dims__): any launch, cuLaunchKernel's included, then runs them.
+    const cluster = kernel.cluster ? ` __cluster_dims__(${kernel.cluster.join(", ")})` : "";
+    out.line(`extern "C" __global__ void${bounds}${cluster} ${moduleNames.lookup(unit)}(${params.join(", ")}) {`);
     out.indent();
     if (sharedLayout.dynamic) {
       out.line(`// ${sharedLayout.bytes} bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.`);
@@ -315,7 +317,7 @@ function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): Ex
     variable: (variable) => names.lookup(variable),
     builtin: (expr) => ({ text: `(int)${expr.builtin}.${expr.axis}`, kind: "unary" }),
     // A warp is 32 lanes on every CUDA GPU; the literal lets nvcc fold loops over it.
-    subgroupBuiltin: (expr) => ({ text: expr.builtin === "subgroupSize" ? "32" : expr.builtin === "warpgroupIdx" ? "tsk_warpgroup_idx()" : cudaLaneId, kind: "atom" }),
+    subgroupBuiltin: (expr) => ({ text: expr.builtin === "subgroupSize" ? "32" : expr.builtin === "warpgroupIdx" ? "tsk_warpgroup_idx()" : expr.builtin === "clusterRank" ? "tsk_cluster_rank()" : cudaLaneId, kind: "atom" }),
     convert: (to, value, from) => {
       // A C++ cast of a NaN or out-of-range float to an integer is undefined behaviour, which nvcc may
       // optimize on; the table's intrinsics are the saturating, NaN → 0 conversion the language defines,
@@ -759,6 +761,7 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
     barrier: (stmt) => {
       const fences = context.proxy.beforeArrive.has(stmt) ? `${context.proxy.publish}(); ` : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
+      if (stmt.scope === "cluster") return `${fences}tsk_cluster_sync();`;
       return stmt.check ? checkedBarrier(stmt, fences, context.names) : `${fences}__syncthreads();`;
     },
     // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the

@@ -44,6 +44,8 @@ export function barrierCall(stmt: Stmt & { kind: "barrierOp" }, printer: JsExprP
     case "init":
       return `mbarrierInit(${name}, ${dims![0]}, ${index}, ${bare(printer.print(stmt.value!))}${checked})`;
     case "arrive":
+      // { block: r }: the barrier of the same name in block r of the cluster (js.ts's clusterRunner publishes them).
+      if (stmt.block) return `mbarrierArrive(clusterPeer(clusterBlocks, ${bare(printer.print(stmt.block))}).${name}, ${dims![0]}, ${index}, false${checked})`;
       return `mbarrierArrive(${name}, ${dims![0]}, ${index}, false${checked})`;
     case "arriveCopies":
       return `mbarrierArrive(${name}, ${dims![0]}, ${index}, true${checked})`;
@@ -555,8 +557,13 @@ export class ThreadStmtPrinter {
         const target = array(stmt.target);
         const bars = array(stmt.barriers);
         const checked = printer.checked ? `, chk, t, ${JSON.stringify(printer.where(stmt.span))}` : "";
-        const args = [target.name, JSON.stringify(stmt.target.name), String(target.dims![0]), bare(printer.print(stmt.offset)), array(stmt.source).name, array(stmt.map).name, bare(printer.print(stmt.x)), bare(printer.print(stmt.y)), bars.name, String(bars.dims![0]), bare(printer.print(stmt.index))];
-        out.line(`tileCopy(${args.join(", ")}${checked});`);
+        const rest = (targetName: string, barsName: string) => [targetName, JSON.stringify(stmt.target.name), String(target.dims![0]), bare(printer.print(stmt.offset)), array(stmt.source).name, array(stmt.map).name, bare(printer.print(stmt.x)), bare(printer.print(stmt.y)), barsName, String(bars.dims![0]), bare(printer.print(stmt.index))];
+        if (stmt.multicast) {
+          // The same box into every block of the cluster in the mask, each counting the bytes on its own barrier.
+          out.line(`for (const clusterPeerBlock of clusterPeers(clusterBlocks, ${bare(printer.print(stmt.multicast))})) tileCopy(${rest(`clusterPeerBlock.${target.name}`, `clusterPeerBlock.${bars.name}`).join(", ")}${checked});`);
+          return;
+        }
+        out.line(`tileCopy(${rest(target.name, bars.name).join(", ")}${checked});`);
         return;
       }
       case "tileStore": {

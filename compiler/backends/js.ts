@@ -80,6 +80,7 @@ const reserved: ReadonlySet<string> = new Set([
   "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups",
   "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore",
   "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
+  "clusterBlocks", "clusterRankValue", "clusterPeers", "clusterPeer", "clusterPeerBlock",
   ...halfRuntimeNames,
 ]);
 
@@ -306,7 +307,7 @@ class KernelPrinter {
     const hooks = {
       builtin,
       // Lanes are numbered along the thread's linear index t in the block.
-      subgroupBuiltin: (expr: Expr & { kind: "subgroupBuiltin" }) => (expr.builtin === "subgroupSize" ? "sg" : expr.builtin === "warpgroupIdx" ? "warpgroupIndex" : "(t % sg)"),
+      subgroupBuiltin: (expr: Expr & { kind: "subgroupBuiltin" }) => (expr.builtin === "subgroupSize" ? "sg" : expr.builtin === "warpgroupIdx" ? "warpgroupIndex" : expr.builtin === "clusterRank" ? "clusterRankValue" : "(t % sg)"),
       array: (array: ArrayRef) => this.arrays.get(array)!,
       helper: (helper: HelperFunction) => moduleNames.lookup(helper),
       location,
@@ -383,8 +384,8 @@ class KernelPrinter {
     const isUniform = (expr: Expr): boolean => {
       let ok = true;
       walkExpr(expr, (e) => {
-        // warpgroupIdx is `w`, one value for the warpgroup's generator, where a uniform local lives.
-        if (e.kind === "load" || (e.kind === "subgroupBuiltin" && e.builtin !== "warpgroupIdx") || (e.kind === "builtin" && e.builtin === "threadIdx")) ok = false;
+        // warpgroupIdx is `w`, one value for the warpgroup's generator, where a uniform local lives; clusterRank one for the block.
+        if (e.kind === "load" || (e.kind === "subgroupBuiltin" && e.builtin !== "warpgroupIdx" && e.builtin !== "clusterRank") || (e.kind === "builtin" && e.builtin === "threadIdx")) ok = false;
         if (e.kind === "variable" && this.declared.has(e.variable) && !uniform.has(e.variable)) ok = false;
       });
       return ok;
@@ -523,14 +524,20 @@ class KernelPrinter {
     // Unchecked, the arrays are made once per thread count and reused by every later block: making a typed
     // array costs about a microsecond, which a block of a small kernel would otherwise pay several times
     // over. Checked mode keeps fresh arrays, which its checker follows by identity.
-    const scratch = allocations.length > 0 ? arraysName : undefined;
+    // A cluster's blocks run together, each with arrays of its own: no reuse across blocks there.
+    const clustered = this.roles && kernel.cluster !== undefined;
+    const scratch = allocations.length > 0 && !clustered ? arraysName : undefined;
 
     const specialization = [...kernel.constValues].map(([name, value]) => `${name} = ${value}`).join(", ");
     out.line();
     out.line(`// Kernel ${kernel.name}${specialization ? ` specialized for ${specialization}` : ""}: runs one block.`);
     if (scratch) out.line(`let ${scratch};`);
     const extra = this.subgroups ? ", chk, subgroupSize" : this.location ? ", chk" : "";
-    out.line(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim${extra}) {`);
+    if (clustered) this.clusterRunner(kernel.cluster!, extra);
+    // A block of a cluster is made by the cluster's runner: its arrays are published to the other blocks
+    // (`clusterBlocks[rank]`), and its warpgroups are returned to run with theirs.
+    const blockName = clustered ? `${this.functionName}_block` : this.functionName;
+    out.line(clustered ? `function ${blockName}(args, blockIdx, blockDim, gridDim${extra}, clusterBlocks, clusterRankValue) {` : `export function ${this.functionName}(args, blockIdx, blockDim, gridDim${extra}) {`);
     out.indent();
     if (this.subgroups) out.line("const sg = subgroupSize ?? 32;");
     if (this.location) out.line(`chk.beginBlock(blockIdx, blockDim${this.subgroups ? ", sg" : ""});`);
@@ -553,6 +560,7 @@ class KernelPrinter {
     } else {
       for (const a of allocations) out.line(`const ${a.name} = new ${a.ctor}(${a.size});`);
     }
+    if (clustered) out.line(`clusterBlocks[clusterRankValue] = { ${kernel.shared.map((array) => this.arrays.get(array)!.name).join(", ")} };`);
     if (this.hasReturn) out.line("let alive = threads;");
 
     // Name every spilled local now, so regions can declare them in any order.
@@ -566,12 +574,39 @@ class KernelPrinter {
       });
       out.line("const warpgroupList = [];");
       out.line("for (let warpgroupIndex = 0; warpgroupIndex < threads / 128; warpgroupIndex++) warpgroupList.push(warpgroupBody(warpgroupIndex));");
-      out.line(`runWarpgroups(warpgroupList, ${this.location ? "chk" : "undefined"}, ${JSON.stringify(this.unit.entryName)});`);
+      if (clustered) out.line("return warpgroupList;");
+      else out.line(`runWarpgroups(warpgroupList, ${this.location ? "chk" : "undefined"}, ${JSON.stringify(this.unit.entryName)});`);
     } else {
       this.sequence(kernel.body, undefined);
     }
     out.dedent();
     out.line("}");
+  }
+
+  /**
+   * The exported function of a kernel with clusters: the device calls it for every block, and the first block
+   * of each cluster runs the whole cluster (the others return): it makes each block (`…_block`, in rank order,
+   * x fastest, as CUDA's %cluster_ctarank), then runs all their warpgroups together, so that one block's
+   * multicast copies and arrivals reach the others' arrays and barriers (`clusterBlocks`). syncThreads() waits
+   * within a block, syncCluster() for the cluster (runWarpgroups' `blockOf`).
+   */
+  private clusterRunner(cluster: readonly [number, number, number], extra: string): void {
+    const out = this.out;
+    const [cx, cy, cz] = cluster;
+    out.block(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim${extra}) {`, () => {
+      if (this.location) out.line(`throw new Error("tskernel: checked mode does not run kernels with clusters yet ('${this.unit.entryName}'); run it unchecked");`);
+      else {
+        out.line(`if (gridDim[0] % ${cx} !== 0 || gridDim[1] % ${cy} !== 0 || gridDim[2] % ${cz} !== 0) throw new Error("tskernel: '${this.unit.entryName}' runs in clusters of [${cluster.join(", ")}] blocks; its grid [" + gridDim.join(", ") + "] is not a multiple");`);
+        out.line(`if (blockIdx[0] % ${cx} !== 0 || blockIdx[1] % ${cy} !== 0 || blockIdx[2] % ${cz} !== 0) return;`);
+        out.line("const clusterBlocks = [], groups = [], blockOf = [];");
+        out.block(`for (let rank = 0; rank < ${cx * cy * cz}; rank++) {`, () => {
+          out.line(`const b = [blockIdx[0] + rank % ${cx}, blockIdx[1] + ((rank / ${cx}) | 0) % ${cy}, blockIdx[2] + ((rank / ${cx * cy}) | 0)];`);
+          out.line(`for (const g of ${this.functionName}_block(args, b, blockDim, gridDim${extra}, clusterBlocks, rank)) { groups.push(g); blockOf.push(rank); }`);
+        });
+        out.line(`runWarpgroups(groups, undefined, ${JSON.stringify(this.unit.entryName)}, blockOf);`);
+      }
+    });
+    out.line();
   }
 
   /**
@@ -711,7 +746,7 @@ class KernelPrinter {
     switch (stmt.kind) {
       case "barrier":
         // With roles, the warpgroup's generator stops here until every warpgroup has (runWarpgroups syncs the checker).
-        if (this.roles) out.line("yield 0;");
+        if (this.roles) out.line(stmt.scope === "cluster" ? "yield 1;" : "yield 0;");
         // The end of the region before it is the barrier: every thread has finished it.
         else if (this.location) out.line("chk.sync();");
         return;

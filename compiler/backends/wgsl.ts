@@ -462,7 +462,7 @@ function makePrinter(
         ? opaque(expr, { text: blockDim(expr.axis), kind: "atom" })
         : { text: `i32(${builtinInputs[expr.builtin].name}.${expr.axis})`, kind: "atom" },
     subgroupBuiltin: (expr) => {
-      if (expr.builtin === "warpgroupIdx") throw new Error("internal: warpgroupIdx reached WGSL; the validator rejects it (TSK3085)");
+      if (expr.builtin === "warpgroupIdx" || expr.builtin === "clusterRank") throw new Error(`internal: ${expr.builtin} reached WGSL; the validator rejects it (TSK3085)`);
       return { text: `i32(${subgroupInputs[expr.builtin].name})`, kind: "atom" };
     },
     // f32 arrays that atomics touch hold their values' bits in atomic<u32>.

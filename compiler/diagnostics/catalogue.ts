@@ -166,6 +166,8 @@ export const catalogue = {
   TSK3075: { severity: "error", template: "index {0} into '{1}' is negative, out of bounds of any buffer" },
   // Checked builds (passes/checks.ts).
   TSK3166: { severity: "error", template: "the warpgroups of kernel '{0}' ask setMaxRegisters() for {1} registers, but its block has {2}: a warpgroup that takes more than its share waits for registers the others give back, so on the GPU this block would wait forever" },
+  TSK3167: { severity: "error", template: "{0} has no clusters of blocks, and kernel '{1}' runs in clusters of {2}" },
+  TSK3168: { severity: "error", template: "kernel '{0}' uses {1}, which needs clusters of blocks, but it declares none" },
   TSK3170: { severity: "warning", template: "{0} in kernel '{1}' is not checked at run time in a checked build: {2}" },
   // Types a target refuses (ir/types.ts, targetScalars).
   TSK3120: { severity: "error", template: "{0} has no {1}, and kernel '{2}' uses it: {3}" },

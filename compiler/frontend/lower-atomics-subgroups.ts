@@ -187,9 +187,9 @@ function lowerSubgroupArgs(context: FunctionContext, name: CollectiveOp, call: C
   return { args: lowered, type: signature.result ?? (value.type as ScalarType) };
 }
 
-/** `subgroupSize`, `subgroupInvocationId` and `warpgroupIdx`, read as values. */
+/** `subgroupSize`, `subgroupInvocationId`, `warpgroupIdx` and `clusterRank`, read as values. */
 export function lowerSubgroupBuiltin(context: FunctionContext, name: string, node: Node): Expr | undefined {
-  if (name !== "subgroupSize" && name !== "subgroupInvocationId" && name !== "warpgroupIdx") return undefined;
+  if (name !== "subgroupSize" && name !== "subgroupInvocationId" && name !== "warpgroupIdx" && name !== "clusterRank") return undefined;
   const span = spanOf(node);
   if (context.kind === "helper") return fail("TSK1017", span, [context.name, `it reads ${name}; pass the value in as an argument`]);
   return { kind: "subgroupBuiltin", builtin: name, type: "i32", span };

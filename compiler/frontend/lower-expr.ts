@@ -560,7 +560,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       const lowered = expectArgs(context, `${origin.name}()`, args, [toBits ? "f32" : "u32"], span);
       return { kind: "intrinsic", name: origin.name, type: toBits ? "u32" : "f32", args: lowered, span };
     }
-    if (origin.name === "syncThreads" || origin.name === "threadFence") return fail("TSK1011", span, [`${origin.name}()`]);
+    if (origin.name === "syncThreads" || origin.name === "syncCluster" || origin.name === "threadFence") return fail("TSK1011", span, [`${origin.name}()`]);
     if (isVectorFunction(origin.name)) return lowerVectorCall(context, origin.name, node, hint)!;
     const special = lowerSpecialCall(context, origin.name, node, typeof hint === "string" ? hint : undefined) ?? lowerFragmentElementExpr(context, origin.name, node);
     if (special) return special;

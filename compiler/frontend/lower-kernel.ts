@@ -48,6 +48,8 @@ export function lowerFile(file: SourceFile): LoweredFile {
 interface KernelOptionsIR {
   block?: [BlockDimSpec, BlockDimSpec, BlockDimSpec];
   blockSpan?: Span;
+  cluster?: [number, number, number];
+  clusterSpan?: Span;
   specializations: Record<string, ConstValue>[];
   specializationsSpan?: Span;
   targets?: TargetName[];
@@ -132,6 +134,7 @@ function lowerKernel(state: ModuleState, name: string, call: import("ts-morph").
     body: statements,
     block: options.block,
     blockSpan: options.blockSpan,
+    ...(options.cluster ? { cluster: options.cluster, clusterSpan: options.clusterSpan } : {}),
     specializations: options.specializations,
     specializationsSpan: options.specializationsSpan,
     targets: options.targets,
@@ -316,12 +319,23 @@ function readOptions(node: Expression, params: readonly KernelParam[], kernelNam
         }
         options.specializations.push(values);
       }
+    } else if (key === "cluster") {
+      // Blocks launched together (sm_90 thread block clusters): 1 to 3 positive integers, at most 8 blocks in all
+      // (the size every sm_90 GPU runs without asking for more).
+      const elements = Node.isArrayLiteralExpression(value) ? value.getElements() : [];
+      const dims = elements.map((element) => (Node.isNumericLiteral(element) ? element.getLiteralValue() : Number.NaN));
+      if (elements.length < 1 || elements.length > 3 || dims.some((d) => !Number.isInteger(d) || d < 1) || dims.reduce((a, b) => a * b, 1) > 8) {
+        return fail("TSK1004", spanOf(value), ["cluster is an array of 1 to 3 positive integers of at most 8 blocks in all, as in `cluster: [2]`"]);
+      }
+      while (dims.length < 3) dims.push(1);
+      options.cluster = dims as [number, number, number];
+      options.clusterSpan = spanOf(value);
     } else if (key === "targets") {
       options.targets = readTargets(value, kernelName);
     } else if (key === "tensors" || key === "grid" || key === "requires" || key === "backward") {
       signatureNodes[key] = value;
     } else {
-      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block, specializations, targets, tensors, grid, requires and backward)`]);
+      return fail("TSK1004", spanOf(property), [`unknown option '${key}' (the options are block, cluster, specializations, targets, tensors, grid, requires and backward)`]);
     }
   }
   const declared = readSignature(signatureNodes, params, kernelName, options.block !== undefined);

@@ -240,12 +240,15 @@ export function lowerBarrierOperation(context: FunctionContext, name: string, ca
   const args = call.getArguments() as Expression[];
   const expected =
     op === "init" ? [3, "3 arguments (barriers, an index and a count)"] : op === "wait" ? [3, "3 arguments (barriers, an index and a parity)"] : op === "arriveExpect" ? [3, "3 arguments (barriers, an index and a number of bytes)"] : [2, "2 arguments (barriers and an index)"];
-  if (args.length !== expected[0]) return fail("TSK2008", span, [what, expected[1]!, `${args.length} argument(s)`]);
+  // arriveBarrier(bars, i, { block: r }): the barrier of block r of the cluster.
+  const remote = op === "arrive" && args.length === 3 ? optionsOf(args[2]!, what, ["block"]).get("block") : undefined;
+  if (args.length !== expected[0] && !(op === "arrive" && args.length === 3)) return fail("TSK2008", span, [what, op === "arrive" ? "2 arguments (barriers and an index), and optionally { block: rank } in a kernel with clusters" : expected[1]!, `${args.length} argument(s)`]);
   const barriers = lowerBarriers(context, args[0]!, what);
   const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
   const index = integer(args[1]!, "index");
   const value = op === "init" ? integer(args[2]!, "count") : op === "wait" ? integer(args[2]!, "parity") : op === "arriveExpect" ? integer(args[2]!, "number of bytes") : undefined;
-  return [{ kind: "barrierOp", op, barriers, index, ...(value ? { value } : {}), span }];
+  const block = remote ? integer(remote, "block rank") : undefined;
+  return [{ kind: "barrierOp", op, barriers, index, ...(value ? { value } : {}), ...(block ? { block } : {}), span }];
 }
 
 /** `setMaxRegisters(count)`, with a constant count that setmaxnreg accepts. */
@@ -265,7 +268,7 @@ function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
   const what = "copyTile()";
   if (context.kind === "helper") return fail("TSK1031", span, [what, context.name]);
   const args = call.getArguments() as Expression[];
-  if (args.length !== 8) return fail("TSK2008", span, [what, "8 arguments (a shared array, an offset, a buffer, its tensor map, x, y, barriers and an index)", `${args.length} argument(s)`]);
+  if (args.length !== 8 && args.length !== 9) return fail("TSK2008", span, [what, "8 arguments (a shared array, an offset, a buffer, its tensor map, x, y, barriers and an index), and optionally { multicast: mask }", `${args.length} argument(s)`]);
   const arrayArg = (node: Expression, want: string, ok: (array: ArrayRef) => boolean): ArrayRef => {
     const binding = Node.isIdentifier(node) ? context.scope.lookup(node.getText()) : undefined;
     if (binding?.kind === "array" && !binding.array.barriers && !binding.array.fragment && ok(binding.array)) return binding.array;
@@ -280,7 +283,10 @@ function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
   const y = integer(args[5]!, "row");
   const barriers = lowerBarriers(context, args[6]!, what);
   const index = integer(args[7]!, "barrier index");
-  return [{ kind: "tileCopy", target, offset, source, map, x, y, barriers, index, span }];
+  // { multicast: mask }: the blocks of the cluster (bit r for rank r) that each receive the box.
+  const maskArg = args.length === 9 ? optionsOf(args[8]!, what, ["multicast"]).get("multicast") : undefined;
+  const multicast = maskArg ? integer(maskArg, "multicast mask") : undefined;
+  return [{ kind: "tileCopy", target, offset, source, map, x, y, barriers, index, ...(multicast ? { multicast } : {}), span }];
 }
 
 /** The element types a tile copy or store moves: 128-byte rows of 32 f32 or 64 bf16/f16. */

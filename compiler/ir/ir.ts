@@ -209,9 +209,10 @@ export interface SubgroupBuiltinExpr extends ExprBase {
   /**
    * `warpgroupIdx` is the thread's warpgroup: its linear index in the block divided by 128 (CUDA and the CPU
    * only). The same for the 128 threads of a warpgroup, so a branch on it splits the block into roles
-   * (docs/language.md, "Barriers in shared memory and roles").
+   * (docs/language.md, "Barriers in shared memory and roles"). `clusterRank` is the block's rank in its
+   * cluster (x fastest), the same for all its threads (CUDA `%cluster_ctarank`; kernels with clusters only).
    */
-  readonly builtin: "subgroupSize" | "subgroupInvocationId" | "warpgroupIdx";
+  readonly builtin: "subgroupSize" | "subgroupInvocationId" | "warpgroupIdx" | "clusterRank";
 }
 
 export interface UnaryExpr extends ExprBase {
@@ -433,6 +434,11 @@ export interface ReturnStmt extends StmtBase {
 export interface BarrierStmt extends StmtBase {
   readonly kind: "barrier";
   /**
+   * "cluster" for `syncCluster()`: every thread of every block of the kernel's cluster waits here (CUDA
+   * `barrier.cluster` arrive.release/wait.acquire); otherwise the block's `syncThreads()`.
+   */
+  readonly scope?: "cluster";
+  /**
    * Checked builds on targets that can count the threads a barrier meets (CUDA's `__syncthreads_count`): the
    * site that records a barrier that not every thread of the block reached (passes/checks.ts).
    */
@@ -647,6 +653,11 @@ export interface BarrierOpStmt extends StmtBase {
   readonly index: Expr;
   /** `init`: the expected arrivals; `wait`: the parity; `arriveExpect`: the bytes the phase also waits for. */
   readonly value?: Expr;
+  /**
+   * `arrive` only, in a kernel with clusters: the rank of the cluster's block whose barrier `index` this arrival
+   * counts on (`arriveBarrier(bars, i, { block: r })`; the thread's own block when absent).
+   */
+  readonly block?: Expr;
 }
 
 /**
@@ -669,6 +680,12 @@ export interface TileCopyStmt extends StmtBase {
   readonly y: Expr;
   readonly barriers: ArrayRef;
   readonly index: Expr;
+  /**
+   * In a kernel with clusters (`copyTile(…, { multicast: mask })`): the ranks of the cluster's blocks, bit r
+   * for rank r, that each receive the box at `offset` of their own `target`, its bytes counted on their own
+   * barrier `index` (CUDA `.multicast::cluster`). Absent: this block only.
+   */
+  readonly multicast?: Expr;
 }
 
 /**
@@ -864,6 +881,14 @@ export interface Kernel {
   readonly block?: readonly [BlockDimSpec, BlockDimSpec, BlockDimSpec];
   /** Span of the `block` option, for diagnostics about the block shape. */
   readonly blockSpan?: Span;
+  /**
+   * The `cluster` option: blocks [x, y, z] launched together on one GPU processing cluster, which can reach
+   * each other's shared memory and barriers (`clusterRank`, `syncCluster`, multicast `copyTile`, remote
+   * `arriveBarrier`); the grid must be a multiple of it. CUDA `__cluster_dims__`; the CPU runs a cluster's blocks
+   * together. Undefined: every block alone.
+   */
+  readonly cluster?: readonly [number, number, number];
+  readonly clusterSpan?: Span;
   /** The specializations the kernel's options ask for (possibly partial; defaults fill the rest). */
   readonly specializations: readonly Readonly<Record<string, ConstValue>>[];
   /** Span of the `specializations` option, for diagnostics about its values. */

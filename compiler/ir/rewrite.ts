@@ -5,7 +5,7 @@
  * do not change are returned as they are, so identity comparisons stay meaningful.
  */
 
-import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type MatrixStmt, type Stmt } from "./ir.ts";
+import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type MatrixStmt, type Span, type Stmt } from "./ir.ts";
 import { isWarpgroupShape } from "./matrix.ts";
 
 export type ExprMapper = (expr: Expr) => Expr;
@@ -214,7 +214,21 @@ export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy" || stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") found = true;
-    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
+    if (stmt.kind === "barrier" && stmt.scope === "cluster") found = true;
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && (e.builtin === "warpgroupIdx" || e.builtin === "clusterRank") && (found = true));
+  });
+  return found;
+}
+
+/** The first operation in a body that only a kernel with clusters may use, with how the user wrote it (TSK3168). */
+export function firstClusterOperation(stmts: readonly Stmt[]): { span: Span; what: string } | undefined {
+  let found: { span: Span; what: string } | undefined;
+  walkStmts(stmts, (stmt) => {
+    if (found) return;
+    if (stmt.kind === "barrier" && stmt.scope === "cluster") found = { span: stmt.span, what: "syncCluster()" };
+    else if (stmt.kind === "barrierOp" && stmt.block) found = { span: stmt.span, what: "arriveBarrier(…, { block })" };
+    else if (stmt.kind === "tileCopy" && stmt.multicast) found = { span: stmt.span, what: "copyTile(…, { multicast })" };
+    else for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "clusterRank" && (found = { span: e.span, what: "clusterRank" }));
   });
   return found;
 }

@@ -111,6 +111,13 @@ export interface KernelOptions {
    */
   block?: readonly (number | string)[];
   /**
+   * Thread block clusters (sm_90): blocks [x, y, z] (missing entries 1, at most 8 in all) started together on
+   * one GPU processing cluster, which reach each other's shared memory through `copyTile(…, { multicast })`,
+   * `arriveBarrier(…, { block })` and `syncCluster()`; `clusterRank` tells them apart. The grid must be a multiple
+   * of it. CUDA and the CPU (which runs a cluster's blocks together); WebGPU has no clusters.
+   */
+  cluster?: readonly number[];
+  /**
    * The specializations to build by default; each maps constant parameter names to values, and the kernel's
    * type parameters (`<T extends DType>`) to element types (`{ T: "bf16" }`).
    */
@@ -771,6 +778,21 @@ export function wgmma(...args: unknown[]): void {
 export const warpgroupIdx: i32 = 0 as i32;
 
 /**
+ * The block's rank in its cluster (the kernel's `cluster` option: blocks launched together that reach each
+ * other's shared memory and barriers), x fastest: 0 … cluster size − 1, the same for all of the block's threads.
+ */
+export const clusterRank: i32 = 0 as i32;
+
+/**
+ * Every thread of every block of the cluster waits here; writes before it (shared memory of any block of the
+ * cluster, barriers' initialization) are visible after it. Where `syncThreads()` may stand, and once after the
+ * roles join before the kernel ends, so that no block exits while another still arrives on its barriers.
+ */
+export function syncCluster(): void {
+  outsideKernel("syncCluster()");
+}
+
+/**
  * Sets barrier `index` of `barriers` to expect `count` arrivals a phase, and starts phase 0. One thread
  * initializes each barrier, before a `syncThreads()` that precedes every other use.
  */
@@ -779,9 +801,13 @@ export function initBarrier(barriers: Barriers, index: i32, count: i32): void {
   outsideKernel("initBarrier()");
 }
 
-/** One arrival of this thread at barrier `index`: its writes so far are visible to the phase's waiters. */
-export function arriveBarrier(barriers: Barriers, index: i32): void {
-  void [barriers, index];
+/**
+ * One arrival of this thread at barrier `index`: its writes so far are visible to the phase's waiters. In a
+ * kernel with clusters, `{ block: r }` arrives at barrier `index` of the cluster's block of rank r instead (this
+ * block's own when r is its `clusterRank`): how consumers hand a stage that another block multicasts into back.
+ */
+export function arriveBarrier(barriers: Barriers, index: i32, options?: { block: i32 }): void {
+  void [barriers, index, options];
   outsideKernel("arriveBarrier()");
 }
 
@@ -811,10 +837,22 @@ export function arriveExpectBytes(barriers: Barriers, index: i32, bytes: i32): v
  * source, …)` made (the tensor's rows and columns, a box of up to 256 rows of 32 columns); (x, y) is the
  * box's first column and row; elements outside the tensor are zero. The copy's bytes count against barrier
  * `index` (`arriveExpectBytes`), whose waiters then see them. One thread issues it (CUDA: the tensor memory
- * accelerator, `cp.async.bulk.tensor`, sm_90).
+ * accelerator, `cp.async.bulk.tensor`, sm_90). In a kernel with clusters, `{ multicast: mask }` delivers the box
+ * to every block of the cluster whose rank's bit is set in `mask`, at `offset` of its own `target`, its bytes
+ * counted on its own barrier `index` (`.multicast::cluster`).
  */
-export function copyTile(target: Float32Array | Half16Array, offset: i32, source: ElementArray | Readonly<Half16Array>, map: ReadonlyUint32Array, x: i32, y: i32, barriers: Barriers, index: i32): void {
-  void [target, offset, source, map, x, y, barriers, index];
+export function copyTile(
+  target: Float32Array | Half16Array,
+  offset: i32,
+  source: ElementArray | Readonly<Half16Array>,
+  map: ReadonlyUint32Array,
+  x: i32,
+  y: i32,
+  barriers: Barriers,
+  index: i32,
+  options?: { multicast: i32 },
+): void {
+  void [target, offset, source, map, x, y, barriers, index, options];
   outsideKernel("copyTile()");
 }
 

@@ -169,6 +169,8 @@ export interface ManifestKernel {
   readonly specialization: Readonly<Record<string, number | boolean | string>>;
   readonly params: readonly ManifestParam[];
   readonly block: readonly [number, number, number] | null;
+  /** The kernel's clusters of blocks (its `cluster` option): the grid must be a multiple of them. */
+  readonly cluster?: readonly [number, number, number];
   readonly sharedBytes: number;
   /**
    * Present when the kernel uses subgroup operations or builtins: launches need blocks of whole subgroups,

@@ -8,7 +8,7 @@
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { arrayStride, isFragmentOperand, scalars, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
-import { exprsOf, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { exprsOf, firstClusterOperation, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupDepth, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { layoutOf } from "../ir/types.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
@@ -86,6 +86,12 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
     if (registers) diagnostics.push(makeDiagnostic("TSK3091", registers.span, [kernel.name], { notes: ["give the kernel a fixed block in its options: `kernel({ block: [384] }, …)`"] }));
   } else {
     checkRegisterBudget(kernel.name, kernel.body, block[0] * block[1] * block[2], diagnostics);
+  }
+  if (!kernel.cluster) {
+    const clusterOperation = firstClusterOperation(kernel.body);
+    if (clusterOperation) {
+      diagnostics.push(makeDiagnostic("TSK3168", clusterOperation.span, [kernel.name, clusterOperation.what], { notes: ["give the kernel clusters in its options: `kernel({ block: [384], cluster: [2] }, …)`; the grid must then be a multiple of the cluster"] }));
+    }
   }
   if (checks.barrierUniformity ?? true) checkUniformity(kernel, diagnostics);
   return { sharedBytes: sharedLayout.allocatedBytes, sharedLayout, sharedSizes, block };
@@ -369,7 +375,8 @@ function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string }
     if (stmt.kind === "tileCopy") found = { span: stmt.span, what: "copyTile()" };
     if (stmt.kind === "tileStore") found = { span: stmt.span, what: "storeTile()" };
     if (stmt.kind === "tileStoreWait") found = { span: stmt.span, what: "waitTileStores()" };
-    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
+    if (stmt.kind === "barrier" && stmt.scope === "cluster") found = { span: stmt.span, what: "syncCluster()" };
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && (e.builtin === "warpgroupIdx" || e.builtin === "clusterRank") && (found = { span: e.span, what: e.builtin }));
   });
   return found;
 }
@@ -414,7 +421,9 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
       ],
     }));
   }
-  if (!limits.warpgroupRoles) {
+  if (!limits.warpgroupRoles && kernel.cluster) {
+    diagnostics.push(makeDiagnostic("TSK3167", kernel.clusterSpan ?? kernel.span, [displayName, kernel.name, kernel.cluster.join(" × ")], { notes: [declareTargetsNote(displayName)] }));
+  } else if (!limits.warpgroupRoles) {
     const role = firstRoleOperation(kernel.body);
     if (role) {
       diagnostics.push(makeDiagnostic("TSK3085", role.span, [displayName, kernel.name, role.what], {

@@ -285,8 +285,20 @@ function tileCopy(dst, dstName, dstSize, offset, src, map, x, y, b, n, i, chk, t
   b[at + 4] -= bytes * boxRows * boxCols;
   mbarrierStep(b, at, chk);
 }
-// Runs a block's warpgroups (generators that yield 0 at syncThreads() and a location at a wait) to the end.
-function runWarpgroups(groups, chk, kernel) {
+// Clusters: the blocks in a multicast mask (bit r for rank r), and the block of one rank, checked.
+function clusterPeers(blocks, mask) {
+  const out = [];
+  if (!(mask >= 0 && mask < (1 << blocks.length))) throw new Error("tskernel: copyTile()'s multicast mask " + mask + " names blocks outside the cluster of " + blocks.length);
+  for (let r = 0; r < blocks.length; r++) if ((mask >> r) & 1) out.push(blocks[r]);
+  return out;
+}
+function clusterPeer(blocks, rank) {
+  if (!(rank >= 0 && rank < blocks.length)) throw new Error("tskernel: arriveBarrier()'s block " + rank + " is outside the cluster of " + blocks.length);
+  return blocks[rank];
+}
+// Runs a block's warpgroups (generators that yield 0 at syncThreads(), 1 at syncCluster() and a location at a
+// wait) to the end; with blockOf (the block of each warpgroup), a cluster's blocks' warpgroups together.
+function runWarpgroups(groups, chk, kernel, blockOf) {
   const n = groups.length, state = new Int8Array(n).fill(1), at = new Array(n);
   let live = n;
   while (live > 0) {
@@ -297,20 +309,39 @@ function runWarpgroups(groups, chk, kernel) {
       const step = groups[k].next();
       if (step.done) { state[k] = 0; live--; moved = true; }
       else if (step.value === 0) { state[k] = 2; moved = true; }
+      else if (step.value === 1) { state[k] = 3; moved = true; }
       else at[k] = step.value;
     }
-    let synced = 0;
-    for (let k = 0; k < n; k++) if (state[k] === 2) synced++;
-    if (synced > 0 && synced === live) {
-      // Every warpgroup still running stands at syncThreads(): release them.
-      for (let k = 0; k < n; k++) if (state[k] === 2) state[k] = 1;
+    // syncThreads() (2) waits for the running warpgroups of the same block (all of them without clusters),
+    // syncCluster() (3) for every running warpgroup.
+    let released = false;
+    const blocks = blockOf === undefined ? 1 : blockOf[n - 1] + 1;
+    for (let b = 0; b < blocks; b++) {
+      let running = 0, synced = 0;
+      for (let k = 0; k < n; k++) if ((blockOf === undefined || blockOf[k] === b) && state[k] !== 0) { running++; if (state[k] === 2) synced++; }
+      if (synced > 0 && synced === running) {
+        for (let k = 0; k < n; k++) if ((blockOf === undefined || blockOf[k] === b) && state[k] === 2) state[k] = 1;
+        released = true;
+      }
+    }
+    let clustered = 0;
+    for (let k = 0; k < n; k++) if (state[k] === 3) clustered++;
+    if (clustered > 0 && clustered === live) {
+      for (let k = 0; k < n; k++) if (state[k] === 3) state[k] = 1;
+      released = true;
+    }
+    if (released) {
       if (chk) chk.sync();
       continue;
     }
     if (!moved && clock === mbarrierClock[0]) {
       const waits = [];
-      for (let k = 0; k < n; k++) if (state[k] === 1) waits.push("warpgroup " + k + " waits at " + at[k]);
-      else if (state[k] === 2) waits.push("warpgroup " + k + " stands at syncThreads()");
+      // In a cluster the blocks have the same number of warpgroups: name each by its block and its index there.
+      const per = blockOf === undefined ? n : n / (blockOf[n - 1] + 1);
+      const name = (k) => (blockOf === undefined ? "" : "block " + blockOf[k] + " ") + "warpgroup " + (k % per);
+      for (let k = 0; k < n; k++) if (state[k] === 1) waits.push(name(k) + " waits at " + at[k]);
+      else if (state[k] === 2) waits.push(name(k) + " stands at syncThreads()");
+      else if (state[k] === 3) waits.push(name(k) + " stands at syncCluster()");
       throw new Error("tskernel: deadlock in '" + kernel + "': no warpgroup can move (" + waits.join("; ") + "): a phase waited for never completes");
     }
   }
