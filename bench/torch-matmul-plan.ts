@@ -39,6 +39,7 @@ export const torchRungs: readonly string[] = [
   "hgemm-tiled",
   "hgemm-tiled-f16",
   // TF32 (tensor cores), timed against torch.mm with TF32 on.
+  "sgemm-wgmma-cluster",
   "sgemm-wgmma-ws",
   "sgemm-wgmma",
   "sgemm-tensorcore",

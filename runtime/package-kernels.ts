@@ -45,6 +45,7 @@ export const packageKernelFiles: readonly string[] = [
   "examples/sgemm-tensorcore.ts",
   "examples/sgemm-wgmma.ts",
   "examples/sgemm-wgmma-ws.ts",
+  "examples/sgemm-wgmma-cluster.ts",
   "examples/hgemm-tiled.ts",
   "examples/hgemm-wgmma-ws.ts",
   // attention()'s forward (runtime/attention.ts) and its backward.

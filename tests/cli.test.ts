@@ -29,7 +29,7 @@ async function cliAt(columns: number | undefined, ...args: string[]): Promise<{ 
 /** Every example builds for every target: kernels that use what WebGPU lacks declare `targets: ["cuda", "js"]`. */
 const examples = fs.readdirSync(path.join(repoRoot, "examples")).filter((f) => f.endsWith(".ts")).map((f) => path.join(repoRoot, "examples", f));
 /** What a build for WebGPU says it skipped: the examples' kernels that declare targets without wgsl. */
-const skippedForWgsl = "skipped for wgsl (not in the kernels' targets): flashAttentionBackwardPre, flashAttentionBackwardKV, flashAttentionBackwardQ in examples/flash-attention-backward.ts; flashAttentionFold in examples/flash-attention-fold.ts; flashAttentionOverlap in examples/flash-attention-overlap.ts; flashAttentionPingPong in examples/flash-attention-pingpong.ts; flashAttentionPipelined in examples/flash-attention-pipelined.ts; flashAttentionRegP in examples/flash-attention-regp.ts; flashAttention in examples/flash-attention.ts; hgemmMma in examples/hgemm-mma.ts; hgemmTiledBf16, hgemmTiledF16 in examples/hgemm-tiled.ts; hgemmWgmmaWs, hgemmWgmmaWsF16 in examples/hgemm-wgmma-ws.ts; scanLookbackSubgroups in examples/scan-lookback-subgroups.ts; scanLookback in examples/scan-lookback.ts; sgemmStreamK in examples/sgemm-streamk.ts; sgemmTensorCore in examples/sgemm-tensorcore.ts; sgemmWgmmaWs in examples/sgemm-wgmma-ws.ts; sgemmWgmma in examples/sgemm-wgmma.ts\n";
+const skippedForWgsl = "skipped for wgsl (not in the kernels' targets): flashAttentionBackwardPre, flashAttentionBackwardKV, flashAttentionBackwardQ in examples/flash-attention-backward.ts; flashAttentionFold in examples/flash-attention-fold.ts; flashAttentionOverlap in examples/flash-attention-overlap.ts; flashAttentionPingPong in examples/flash-attention-pingpong.ts; flashAttentionPipelined in examples/flash-attention-pipelined.ts; flashAttentionRegP in examples/flash-attention-regp.ts; flashAttention in examples/flash-attention.ts; hgemmMma in examples/hgemm-mma.ts; hgemmTiledBf16, hgemmTiledF16 in examples/hgemm-tiled.ts; hgemmWgmmaWs, hgemmWgmmaWsF16 in examples/hgemm-wgmma-ws.ts; scanLookbackSubgroups in examples/scan-lookback-subgroups.ts; scanLookback in examples/scan-lookback.ts; sgemmStreamK in examples/sgemm-streamk.ts; sgemmTensorCore in examples/sgemm-tensorcore.ts; sgemmWgmmaCluster in examples/sgemm-wgmma-cluster.ts; sgemmWgmmaWs in examples/sgemm-wgmma-ws.ts; sgemmWgmma in examples/sgemm-wgmma.ts\n";
 
 function tempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-cli-"));
@@ -130,7 +130,7 @@ describe("tskernel build", () => {
     }
     expect(result.stdout.endsWith(skippedForWgsl)).toBe(true);
     const declaring = manifest.kernels.filter((k) => k.declaredTargets);
-    expect([...new Set(declaring.map((k) => k.name))].sort()).toEqual(["flashAttention", "flashAttentionBackwardKV", "flashAttentionBackwardPre", "flashAttentionBackwardQ", "flashAttentionFold", "flashAttentionOverlap", "flashAttentionPingPong", "flashAttentionPipelined", "flashAttentionRegP", "hgemmMma", "hgemmTiledBf16", "hgemmTiledF16", "hgemmWgmmaWs", "hgemmWgmmaWsF16", "scanLookback", "scanLookbackSubgroups", "sgemmStreamK", "sgemmTensorCore", "sgemmWgmma", "sgemmWgmmaWs"]);
+    expect([...new Set(declaring.map((k) => k.name))].sort()).toEqual(["flashAttention", "flashAttentionBackwardKV", "flashAttentionBackwardPre", "flashAttentionBackwardQ", "flashAttentionFold", "flashAttentionOverlap", "flashAttentionPingPong", "flashAttentionPipelined", "flashAttentionRegP", "hgemmMma", "hgemmTiledBf16", "hgemmTiledF16", "hgemmWgmmaWs", "hgemmWgmmaWsF16", "scanLookback", "scanLookbackSubgroups", "sgemmStreamK", "sgemmTensorCore", "sgemmWgmma", "sgemmWgmmaCluster", "sgemmWgmmaWs"]);
     for (const kernel of manifest.kernels) {
       // Built for the build's targets that the kernel's `targets` (if any) name, with outputs for those only.
       const expected = ["cuda", "wgsl"].filter((t) => !kernel.declaredTargets || (kernel.declaredTargets as readonly string[]).includes(t));
@@ -159,7 +159,7 @@ describe("tskernel build", () => {
     expect(result.code).toBe(0);
     expect(result.stdout.endsWith(skippedForWgsl)).toBe(true);
     const written = fs.readdirSync(out);
-    // sgemm-streamk.ts, sgemm-tensorcore.ts, sgemm-wgmma.ts and sgemm-wgmma-ws.ts have one kernel each, skipped;
+    // sgemm-streamk.ts, sgemm-tensorcore.ts, sgemm-wgmma.ts, sgemm-wgmma-ws.ts and sgemm-wgmma-cluster.ts have one kernel each, skipped;
     // the scan-lookback files keep their clearing kernels, which run anywhere.
     expect(written.filter((f) => f.startsWith("sgemm-streamk") || f.startsWith("sgemm-tensorcore") || f.startsWith("sgemm-wgmma"))).toEqual([]);
     expect(written.filter((f) => f.startsWith("scan-lookback")).sort()).toEqual(["scan-lookback-subgroups.wgsl", "scan-lookback-subgroups.wgsl.map.json", "scan-lookback.wgsl", "scan-lookback.wgsl.map.json"]);
@@ -336,7 +336,7 @@ describe("tskernel tune matmul", () => {
   it("refuses an unknown rung and an unknown backend", async () => {
     const rung = await cli("tune", "matmul", "--backend", "cpu", "--rungs", "sgemm-2d-blocktiling,sgemm-9d");
     expect(rung.code).toBe(1);
-    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are hgemm-wgmma-ws, hgemm-tiled, hgemm-wgmma-ws-f16, hgemm-tiled-f16, sgemm-wgmma-ws, sgemm-wgmma, sgemm-tensorcore, sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
+    expect(rung.stderr).toBe("tskernel: unknown rung(s) 'sgemm-9d'; the tunable rungs are hgemm-wgmma-ws, hgemm-tiled, hgemm-wgmma-ws-f16, hgemm-tiled-f16, sgemm-wgmma-cluster, sgemm-wgmma-ws, sgemm-wgmma, sgemm-tensorcore, sgemm-multistage, sgemm-warptiling-double-buffered, sgemm-warptiling, sgemm-vectorized, sgemm-2d-transposed-a, sgemm-2d-blocktiling, sgemm-1d-blocktiling, sgemm-multistage-guarded, sgemm-warptiling-guarded, sgemm-register-staged, sgemm-2d-guarded\n");
     const bench = await cli("bench", "matmul", "--backend", "cpu,metal");
     expect(bench.code).toBe(1);
     expect(bench.stderr).toContain("option '--backend <list>' argument 'cpu,metal' is invalid. expected auto, cpu, webgpu, cuda, or several of them comma-separated");

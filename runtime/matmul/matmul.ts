@@ -38,6 +38,7 @@ export type MatmulVariantName =
   | "hgemm-wgmma-ws-f16"
   | "hgemm-tiled"
   | "hgemm-tiled-f16"
+  | "sgemm-wgmma-cluster"
   | "sgemm-wgmma-ws"
   | "sgemm-wgmma"
   | "sgemm-streamk"
@@ -322,6 +323,17 @@ const searchWgmmaWs: RungSearch = {
 };
 
 /**
+ * The clustered rung (examples/sgemm-wgmma-cluster.ts): sgemm-wgmma-ws's stages in two arrays (A's 256×32 tiles,
+ * B's 32×136), a "full" and an "empty" mbarrier a stage, no epilogue barrier (C goes out from the accumulators).
+ */
+const searchWgmmaCluster: RungSearch = {
+  space: { STAGES: [3, 4], SWIZZLE: [8] },
+  invalid: searchWgmmaWs.invalid,
+  threads: () => 384,
+  sharedBytes: (c) => searchWgmma.sharedBytes(c) + 8 * 2 * c.STAGES!,
+};
+
+/**
  * The stream-k kernel (examples/sgemm-streamk.ts) runs one or two blocks per multiprocessor: its builds use
  * about 227 registers per thread, which the register file (64 Ki per multiprocessor on sm_80 and sm_90)
  * allocates as up to 256, and shared memory (227 KiB, less 1 KiB per block) rarely binds first.
@@ -346,6 +358,21 @@ const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / 
  */
 export const matmulRungs: readonly Rung[] = [
   ...matmul16Rungs,
+  {
+    // Clusters of two blocks sharing A's k-tiles by multicast: 86.6 % and 86.8 % of torch.mm TF32 at 4096³ and
+    // 8192³ on the H100, against 83.0 % and 81.0 % for sgemm-wgmma-ws in the same run
+    // (bench/results/2026-11-27-tf32-cluster-h100-run11.json). Column tiles in pairs: N a multiple of 256.
+    name: "sgemm-wgmma-cluster",
+    file: "examples/sgemm-wgmma-cluster.ts",
+    kernel: "sgemmWgmmaCluster",
+    precision: "tf32",
+    cudaArch: "sm_90",
+    multiples: () => [256, 256, 64],
+    grid: (m, n) => [n / 128, m / 256],
+    tensorMapA: { boxRows: 128, boxCols: 32 },
+    search: searchWgmmaCluster,
+    notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
+  },
   {
     // 82.8 % and 79.5 % of torch.mm TF32 at 4096³ and 8192³ on the H100, against 60.8 % and 60.2 % for
     // sgemm-wgmma in the same run (bench/results/2026-11-23-wgmma-ws-h100.json).

@@ -1,0 +1,118 @@
+/**
+ * The TF32 SGEMM in clusters of two blocks (examples/sgemm-wgmma-cluster.ts) on the CPU backend, where the
+ * blocks of a cluster run together (js.ts's clusterRunner): each block's multicast copy fills both blocks'
+ * stages, and both blocks' consumers release each stage on both blocks' empty barriers, so a wrong mask, a
+ * missing remote arrival or a wrong rank shows as wrong results or a reported deadlock. Against float64 within
+ * TF32's bound and bit for bit against the documented emulation (A truncated, B rounded), for α/β ≠ (1, 0) and
+ * for β = 0 over C poisoned with NaN; a grid that is not a multiple of the cluster is refused. Fresh random inputs.
+ */
+
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { roundTf32, truncateTf32 } from "../compiler/index.ts";
+import { chooseMatmul, compileKernelLibrary, createTensorMap, matmul, type Device, type KernelHandle } from "../runtime/index.ts";
+import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
+import { repoRoot } from "./golden-cases.ts";
+
+const file = path.join(repoRoot, "examples", "sgemm-wgmma-cluster.ts");
+const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
+
+function emulate(m: number, n: number, k: number, A: Float32Array, B: Float32Array, alpha: number, beta: number, C0: Float32Array | undefined): Float32Array {
+  const a = A.map(truncateTf32);
+  const b = B.map(roundTf32);
+  const out = new Float32Array(m * n);
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let sum = 0;
+      for (let p = 0; p < k; p++) sum = Math.fround(sum + b[p * n + j]! * a[i * k + p]!);
+      out[i * n + j] = beta === 0 ? Math.fround(alpha * sum) : Math.fround(Math.fround(alpha * sum) + Math.fround(beta * C0![i * n + j]!));
+    }
+  }
+  return out;
+}
+
+/** The largest |error| / bound against float64 (tests/sgemm-wgmma.test.ts's bound: A truncated, B rounded). */
+function worstRatio(m: number, n: number, k: number, A: Float32Array, B: Float32Array, alpha: number, beta: number, C0: Float32Array | undefined, got: Float32Array): number {
+  const u = 2 ** -11;
+  const eps = 2 ** -24;
+  let worst = 0;
+  for (let i = 0; i < m; i++) {
+    for (let j = 0; j < n; j++) {
+      let exact = 0;
+      let magnitude = 0;
+      for (let p = 0; p < k; p++) {
+        exact += A[i * k + p]! * B[p * n + j]!;
+        magnitude += Math.abs(A[i * k + p]! * B[p * n + j]!);
+      }
+      const c0 = C0 ? C0[i * n + j]! : 0;
+      const bound = Math.abs(alpha) * (3 * u + 2 * u * u + k * eps) * magnitude * (1 + 2 * u) + 3 * eps * (Math.abs(alpha * exact) + Math.abs(beta * c0));
+      const value = got[i * n + j]!;
+      worst = Math.max(worst, Number.isFinite(value) ? Math.abs(value - (alpha * exact + beta * c0)) / bound : Infinity);
+    }
+  }
+  return worst;
+}
+
+async function run(device: Device, kernel: KernelHandle, [m, n, k]: [number, number, number], alpha: number, beta: number, grid: [number, number] = [n / 128, m / 256]) {
+  const A = random(m * k);
+  const B = random(k * n);
+  const C0 = beta === 0 ? undefined : random(m * n);
+  const C = device.createBuffer(C0 ? C0.slice() : new Float32Array(m * n).fill(Number.NaN));
+  const bufferA = device.createBuffer(A);
+  const mapA = createTensorMap(device, bufferA, { rows: m, cols: k, boxRows: 128, boxCols: 32 });
+  await device.launch(kernel, { grid, args: [m, n, k, alpha, bufferA, device.createBuffer(B), beta, C, mapA] });
+  return { A, B, C0, got: (await device.read(C)) as Float32Array };
+}
+
+describe("sgemm-wgmma-cluster.ts on the CPU backend", () => {
+  const kernel = compileKernelLibrary([file], ["js"]).get("sgemmWgmmaCluster");
+  // Two clusters of two blocks along n, two block rows; ten k-tiles, so the stages wrap and both parities are waited for.
+  const shape: [number, number, number] = [512, 512, 320];
+
+  it("declares its cluster in the manifest", () => {
+    expect(kernel.description.cluster).toEqual([2, 1, 1]);
+  });
+
+  it("is within the bound of float64 and bit-exact to the emulation (α = 0.75, β = −0.5)", async () => {
+    const [m, n, k] = shape;
+    const { A, B, C0, got } = await run(new CpuDevice(), kernel, shape, 0.75, -0.5);
+    expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 0.75, -0.5, C0)));
+    expect(worstRatio(m, n, k, A, B, 0.75, -0.5, C0, got)).toBeLessThanOrEqual(1);
+  });
+
+  it("with β = 0 ignores C (NaN before the launch), on worker threads", async () => {
+    const [m, n, k] = shape;
+    const { A, B, got } = await run(new CpuDevice({ workers: 2 }), kernel, shape, 1.25, 0);
+    expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 1.25, 0, undefined)));
+  });
+
+  it("refuses a grid that is not a multiple of the cluster, and checked mode (not yet)", async () => {
+    await expect(run(new CpuDevice(), kernel, [256, 384, 64], 1, 0)).rejects.toThrow("it runs in clusters of [2, 1, 1] blocks, so its grid must be a multiple of that; [3, 1, 1] is not");
+    await expect(run(new CpuDevice({ checked: true }), kernel, [256, 256, 64], 1, 0)).rejects.toThrow("checked mode does not run kernels with clusters yet");
+  });
+});
+
+describe("matmul(…, { precision: \"tf32\" }) and the clustered rung", () => {
+  const library = compileKernelLibrary(["sgemm-wgmma-cluster.ts", "sgemm-wgmma-ws.ts", "sgemm-tensorcore.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
+  const shape = { m: 512, n: 256, k: 128, tuning: false as const, precision: "tf32" as const };
+  const cuda = (arch: string) => ({ backend: "cuda", arch, limits: new CpuDevice().limits }) as unknown as Device;
+
+  it("takes it first on an sm_90 GPU where N is a multiple of 256, sgemm-wgmma-ws where it is only one of 128", () => {
+    expect(chooseMatmul(cuda("sm_90"), library, shape).rung.name).toBe("sgemm-wgmma-cluster");
+    expect(chooseMatmul(cuda("sm_90"), library, { ...shape, n: 384 }).rung.name).toBe("sgemm-wgmma-ws");
+    expect(chooseMatmul(cuda("sm_80"), library, shape).rung.name).toBe("sgemm-tensorcore");
+    expect(chooseMatmul(new CpuDevice(), library, shape).rung.name).toBe("sgemm-tensorcore");
+  });
+
+  it("runs through matmul() by name on the CPU, which makes A's tensor map with half-height boxes", async () => {
+    const [m, n, k] = [256, 256, 192];
+    const device = new CpuDevice();
+    const A = random(m * k);
+    const B = random(k * n);
+    const C = device.createBuffer(new Float32Array(m * n).fill(Number.NaN));
+    const ran = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, tuning: false, variant: "sgemm-wgmma-cluster" });
+    expect(ran).toBe("sgemm-wgmma-cluster");
+    const got = (await device.read(C)) as Float32Array;
+    expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 1, 0, undefined)));
+  });
+});
