@@ -12,7 +12,7 @@ DEVICE_DIR=${TSK_DEVICE_DIR:-.device-tf32}
 # The default: the rung, and bench/tf32-feeding.ts's variants as measured on 2026-11-27 (bench/README.md, "Feeding
 # TF32 wgmma"): persistent, A rounded in shared memory or through the producer's registers, and the two
 # timing-only builds that take copies away. bench/tf32-feeding.ts's builds get a persistent grid.
-BUILDS=${TSK_TF32_BUILDS:-"lang_ws:examples/sgemm-wgmma-ws.ts lang_p_r0:bench/tf32-feeding.ts:ROUND=0 lang_p_r1_l1:bench/tf32-feeding.ts:ROUND=1,LAG=1 lang_p_r1_l2:bench/tf32-feeding.ts:ROUND=1,LAG=2 lang_p_r2b:bench/tf32-feeding.ts:ROUND=2 lang_p_half:bench/tf32-feeding.ts:FEED=1 lang_p_noload:bench/tf32-feeding.ts:FEED=2"}
+BUILDS=${TSK_TF32_BUILDS:-"lang_ws:examples/sgemm-wgmma-ws.ts lang_cluster:examples/sgemm-wgmma-cluster.ts lang_p_r0:bench/tf32-feeding.ts:ROUND=0 lang_p_r1_l1:bench/tf32-feeding.ts:ROUND=1,LAG=1 lang_p_r1_l2:bench/tf32-feeding.ts:ROUND=1,LAG=2 lang_p_r2b:bench/tf32-feeding.ts:ROUND=2 lang_p_half:bench/tf32-feeding.ts:FEED=1 lang_p_noload:bench/tf32-feeding.ts:FEED=2"}
 npm run build >/dev/null
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/cubins"
 cp bench/wgmma-probe.py bench/torch-matmul.py "$DEVICE_DIR/"
@@ -29,7 +29,8 @@ for build in $BUILDS; do
 const fs = require("node:fs");
 const [dir, out, persistent] = process.argv.slice(1);
 const k = JSON.parse(fs.readFileSync(`${dir}/manifest.json`, "utf8")).kernels[0];
-fs.writeFileSync(out, JSON.stringify({ function: k.entryName, shared: k.sharedBytes, threads: 384, persistent: persistent === "1" }) + "\n");
+// A kernel in clusters copies A in boxes of half the tile rows (examples/sgemm-wgmma-cluster.ts).
+fs.writeFileSync(out, JSON.stringify({ function: k.entryName, shared: k.sharedBytes, threads: 384, persistent: persistent === "1", boxRows: k.cluster ? 128 : 256 }) + "\n");
 ' "$work" "$DEVICE_DIR/cubins/$name.json" "$([[ $file == *tf32-feeding* ]] && echo 1 || echo 0)"
   rm -rf "$work"
 done

@@ -363,6 +363,38 @@ __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, int bytes) {
 __device__ __forceinline__ void cp_async_mbar_arrive(uint32_t bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// An arrival on the barrier at the same offset in block `rank` of the cluster (this block's own included).
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+// A wait whose phase other blocks of the cluster complete: acquire at cluster scope.
+__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, int parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nwait_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// The box into the same offset of every block in `mask`, each block's barrier at `bar`'s offset counting its bytes.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TensorMap* map, int x, int y, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(map), "r"(x), "r"(y), "r"(bar), "h"(mask)
+      : "memory");
+}
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, int x, int y, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
@@ -389,10 +421,20 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #ifndef WS_CREG
 #define WS_CREG 232  // the consumers' registers after setmaxnreg.inc
 #endif
+#ifndef WS_CLUSTER
+#define WS_CLUSTER 1  // 2: clusters of two blocks along n sharing A's tile: each copies half of it (128 rows) by
+                      // TMA multicast into both blocks' stage, and a stage is refilled once both blocks' consumers
+                      // released it (A's map then has boxes of BM / 2 rows)
+#endif
+#if WS_CLUSTER == 2
+#define WS_CLUSTER_DIMS __cluster_dims__(2, 1, 1)
+#else
+#define WS_CLUSTER_DIMS
+#endif
 #define WS_STR2(x) #x
 #define WS_STR(x) WS_STR2(x)
 #if BK == 32
-extern "C" __global__ void __launch_bounds__(384, 1)
+extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
     wgmma_probe_ws(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta,
 #if WS_GMAP
                    float* __restrict__ C, const TensorMap* __restrict__ gmA) {
@@ -407,19 +449,25 @@ extern "C" __global__ void __launch_bounds__(384, 1)
   unsigned char* basep = smem_raw + (base - raw);
   const uint32_t bars = base + WS_STAGES * STAGE_BYTES;  // full[s] at bars + 8s, empty[s] at bars + 8(S + s)
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const int tilesM = M / BM, tilesN = N / BN, group = 8;
-  const int linear = blockIdx.x, perGroup = group * tilesN, first = (linear / perGroup) * group;
+  // With clusters the pair (cluster) walks the tiles: rank r takes column tile 2·(pair's column) + r of the same rows.
+  const int rank = WS_CLUSTER == 2 ? (int)cluster_rank() : 0;
+  const int tilesM = M / BM, tilesN = N / BN / WS_CLUSTER, group = 8;
+  const int linear = blockIdx.x / WS_CLUSTER, perGroup = group * tilesN, first = (linear / perGroup) * group;
   const int size = min(tilesM - first, group), inGroup = linear % perGroup;
-  const int m0 = (first + inGroup % size) * BM, n0 = (inGroup / size) * BN;
+  const int m0 = (first + inGroup % size) * BM, n0 = ((inGroup / size) * WS_CLUSTER + rank) * BN;
   const int KT = K / BK;
   if (tid == 0) {
     for (int s = 0; s < WS_STAGES; s++) {
       mbar_init(bars + 8 * s, WS_CPA ? 128 : 129);
-      mbar_init(bars + 8 * (WS_STAGES + s), 8);
+      mbar_init(bars + 8 * (WS_STAGES + s), 8 * WS_CLUSTER);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
+#if WS_CLUSTER == 2
+  cluster_sync();  // no block copies into or arrives on the other's barriers before they are initialized
+#else
   __syncthreads();
+#endif
   if (wg == 0) {
 #if WS_NREG
     asm volatile("setmaxnreg.dec.sync.aligned.u32 " WS_STR(WS_PREG) ";\n");
@@ -439,7 +487,11 @@ extern "C" __global__ void __launch_bounds__(384, 1)
 #else
       if (tid == 0) {
         mbar_expect_tx(full, A_TILE_BYTES);
+#if WS_CLUSTER == 2
+        tma_load_2d_multicast(as + rank * (A_TILE_BYTES / 2), &tmA, kt * BK, m0 + rank * (BM / 2), full, 0x3);
+#else
         tma_load_2d(as, &tmA, kt * BK, m0, full);
+#endif
       }
 #endif
 #pragma unroll
@@ -450,6 +502,9 @@ extern "C" __global__ void __launch_bounds__(384, 1)
       cp_async_mbar_arrive(full);
     }
     cp_async_wait<0>();
+#if WS_CLUSTER == 2
+    cluster_sync();  // the other block's consumers may still arrive on this block's barriers
+#endif
     return;
   }
 #if WS_NREG
@@ -479,7 +534,12 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     wgmma_commit();
     wgmma_wait_keep4<1>(prev);
     // The group before this one is complete: its stage may be refilled.
+#if WS_CLUSTER == 2
+    // Lane r of each warp arrives on block r's barrier: the two arrivals leave at once.
+    if (kt > 0 && lane < 2) mbar_arrive_cluster(bars + 8 * (WS_STAGES + (kt - 1) % WS_STAGES), lane);
+#else
     if (kt > 0 && lane == 0) mbar_arrive(bars + 8 * (WS_STAGES + (kt - 1) % WS_STAGES));
+#endif
   };
   uint32_t a0[4][4], a1[4][4];
 #pragma unroll
@@ -502,5 +562,8 @@ extern "C" __global__ void __launch_bounds__(384, 1)
     c0[8] = alpha * acc[4 * j + 2];
     c1[8] = alpha * acc[4 * j + 3];
   }
+#if WS_CLUSTER == 2
+  cluster_sync();
+#endif
 }
 #endif

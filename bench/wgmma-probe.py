@@ -37,7 +37,7 @@ LANG_BUILDS = {
 def settings(name):
     """The compile-time settings a cubin's name carries: probe_BM256_S4_W1_R0.cubin -> {BM: 256, ...}."""
     parts = os.path.splitext(os.path.basename(name))[0].split("_")[1:]
-    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
+    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
     out = {}
     for p in parts:
         for prefix, key in sorted(keys.items(), key=lambda kv: -len(kv[0])):
@@ -137,8 +137,10 @@ def main(argv=None):
                         meta = json.load(j)
                     function, smem, threads, takes_map = meta["function"], meta["shared"], meta.get("threads", 384), True
                     persistent = meta.get("persistent", False)
+                    box_rows = meta.get("boxRows", 256)
                 else:
                     function, smem, threads, takes_map = next(v for key, v in LANG_BUILDS.items() if f.startswith(key + "_") or f == key + ".cubin")
+                    box_rows = 256
                 bm, ws = 256, 0
                 fn = driver.function(os.path.join(args.cubins, f), function, smem)
                 grid = (n // BN, m // bm, 1)
@@ -159,7 +161,7 @@ def main(argv=None):
                 array, storage = tm.pack_arguments(values)
                 if lang and takes_map:
                     # The rung takes A's tensor map as a buffer after C (createTensorMap's bytes, made here the same way).
-                    _, address = tensor_map_a(driver, a.data_ptr(), m, k, bm)
+                    _, address = tensor_map_a(driver, a.data_ptr(), m, k, box_rows)
                     device_map = torch.frombuffer(bytearray(ctypes.string_at(address, 128)), dtype=torch.uint8).to(device)
                     values = values + [("ptr", device_map.data_ptr())]
                     array, storage = tm.pack_arguments(values)
@@ -172,7 +174,8 @@ def main(argv=None):
                     array, storage = tm.pack_arguments(values)
                     storage = storage + [device_map]
                 elif ws:
-                    buffer, address = tensor_map_a(driver, a.data_ptr(), m, k, bm)
+                    # With clusters of two (CL2) each block copies half of A's tile: boxes of BM / 2 rows.
+                    buffer, address = tensor_map_a(driver, a.data_ptr(), m, k, bm // s.get("CLUSTER", 1))
                     storage = storage + [buffer]
                     array = (ctypes.c_void_p * (len(values) + 1))(*list(array), address)
                 packed.append((array, storage))
