@@ -9,50 +9,13 @@
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { roundTf32, truncateTf32 } from "../compiler/index.ts";
 import { chooseMatmul, compileKernelLibrary, createTensorMap, matmul, type Device, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { repoRoot } from "./golden-cases.ts";
+import { emulateTf32Gemm, tf32WorstRatio } from "./tf32-gemm-reference.ts";
 
 const file = path.join(repoRoot, "examples", "sgemm-wgmma-ws.ts");
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
-
-/** The emulation's result: k ascending, one f32 rounding per addition (B rounded to TF32, A truncated). */
-function emulate(m: number, n: number, k: number, A: Float32Array, B: Float32Array, alpha: number, beta: number, C0: Float32Array | undefined): Float32Array {
-  const a = A.map(truncateTf32);
-  const b = B.map(roundTf32);
-  const out = new Float32Array(m * n);
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let sum = 0;
-      for (let p = 0; p < k; p++) sum = Math.fround(sum + b[p * n + j]! * a[i * k + p]!);
-      out[i * n + j] = beta === 0 ? Math.fround(alpha * sum) : Math.fround(Math.fround(alpha * sum) + Math.fround(beta * C0![i * n + j]!));
-    }
-  }
-  return out;
-}
-
-/** The largest |error| / bound over C against float64 (at most 1 passes; tests/sgemm-wgmma.test.ts derives the bound). */
-function worstRatio(m: number, n: number, k: number, A: Float32Array, B: Float32Array, alpha: number, beta: number, C0: Float32Array | undefined, got: Float32Array): number {
-  const u = 2 ** -11;
-  const eps = 2 ** -24;
-  let worst = 0;
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let exact = 0;
-      let magnitude = 0;
-      for (let p = 0; p < k; p++) {
-        exact += A[i * k + p]! * B[p * n + j]!;
-        magnitude += Math.abs(A[i * k + p]! * B[p * n + j]!);
-      }
-      const c0 = C0 ? C0[i * n + j]! : 0;
-      const bound = Math.abs(alpha) * (3 * u + 2 * u * u + k * eps) * magnitude * (1 + 2 * u) + 3 * eps * (Math.abs(alpha * exact) + Math.abs(beta * c0));
-      const value = got[i * n + j]!;
-      worst = Math.max(worst, Number.isFinite(value) ? Math.abs(value - (alpha * exact + beta * c0)) / bound : Infinity);
-    }
-  }
-  return worst;
-}
 
 async function run(device: Device, kernel: KernelHandle, [m, n, k]: [number, number, number], alpha: number, beta: number) {
   const A = random(m * k);
@@ -62,7 +25,7 @@ async function run(device: Device, kernel: KernelHandle, [m, n, k]: [number, num
   const bufferA = device.createBuffer(A);
   const mapA = createTensorMap(device, bufferA, { rows: m, cols: k, boxRows: 256, boxCols: 32 });
   await device.launch(kernel, { grid: [n / 128, m / 256], args: [m, n, k, alpha, bufferA, device.createBuffer(B), beta, C, mapA] });
-  return { A, B, C0, got: (await device.read(C)) as Float32Array };
+  return { gemm: { m, n, k, A, B, alpha, beta, C0 }, got: (await device.read(C)) as Float32Array };
 }
 
 describe("sgemm-wgmma-ws.ts on the CPU backend", () => {
@@ -75,17 +38,15 @@ describe("sgemm-wgmma-ws.ts on the CPU backend", () => {
   });
 
   it("is within the bound of float64 and bit-exact to the emulation (α = 0.75, β = −0.5)", async () => {
-    const [m, n, k] = shape;
-    const { A, B, C0, got } = await run(new CpuDevice(), kernel!, shape, 0.75, -0.5);
-    expect(worstRatio(m, n, k, A, B, 0.75, -0.5, C0, got)).toBeLessThanOrEqual(1);
-    expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 0.75, -0.5, C0)));
+    const { gemm, got } = await run(new CpuDevice(), kernel!, shape, 0.75, -0.5);
+    expect(tf32WorstRatio(gemm, got)).toBeLessThanOrEqual(1);
+    expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm(gemm)));
   });
 
   it("with β = 0 ignores C (NaN before the launch), in checked mode", async () => {
-    const [m, n, k] = shape;
-    const { A, B, got } = await run(new CpuDevice({ checked: true }), kernel!, shape, 1.25, 0);
-    expect(worstRatio(m, n, k, A, B, 1.25, 0, undefined, got)).toBeLessThanOrEqual(1);
-    expect(Array.from(got)).toEqual(Array.from(emulate(m, n, k, A, B, 1.25, 0, undefined)));
+    const { gemm, got } = await run(new CpuDevice({ checked: true }), kernel!, shape, 1.25, 0);
+    expect(tf32WorstRatio(gemm, got)).toBeLessThanOrEqual(1);
+    expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm(gemm)));
   });
 });
 
@@ -110,6 +71,6 @@ describe("matmul(…, { precision: \"tf32\" }) and the warp-specialized rung", (
     const ran = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, tuning: false, variant: "sgemm-wgmma-ws" });
     expect(ran).toBe("sgemm-wgmma-ws");
     const got = (await device.read(C)) as Float32Array;
-    expect(worstRatio(m, n, k, A, B, 1, 0, undefined, got)).toBeLessThanOrEqual(1);
+    expect(tf32WorstRatio({ m, n, k, A, B, alpha: 1, beta: 0 }, got)).toBeLessThanOrEqual(1);
   });
 });

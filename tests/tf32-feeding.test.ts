@@ -11,54 +11,16 @@
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { roundTf32, truncateTf32 } from "../compiler/index.ts";
 import { compileKernelLibrary, createTensorMap, type KernelHandle } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { repoRoot } from "./golden-cases.ts";
+import { emulateTf32Gemm, tf32WorstRatio, type Tf32Gemm } from "./tf32-gemm-reference.ts";
 
 const file = path.join(repoRoot, "bench", "tf32-feeding.ts");
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
 const build = (defines: Record<string, string>) => compileKernelLibrary([file], ["js"], { defines: new Map(Object.entries(defines)) }).get("tf32Feeding");
 // Two tile rows and two tile columns; six k-tiles a tile, so the four stages wrap within a tile and across tiles.
 const [m, n, k] = [512, 256, 192];
-
-/** The emulation: A truncated (ROUND 0) or rounded to TF32, B rounded, k ascending, one f32 rounding an addition. */
-function emulate(A: Float32Array, B: Float32Array, roundA: boolean, alpha: number, beta: number, C0: Float32Array | undefined): Float32Array {
-  const a = A.map(roundA ? roundTf32 : truncateTf32);
-  const b = B.map(roundTf32);
-  const out = new Float32Array(m * n);
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let sum = 0;
-      for (let p = 0; p < k; p++) sum = Math.fround(sum + b[p * n + j]! * a[i * k + p]!);
-      out[i * n + j] = beta === 0 ? Math.fround(alpha * sum) : Math.fround(Math.fround(alpha * sum) + Math.fround(beta * C0![i * n + j]!));
-    }
-  }
-  return out;
-}
-
-/** The largest |error| / bound against float64 (tests/sgemm-wgmma.test.ts's bound; 2u where both operands round). */
-function worstRatio(A: Float32Array, B: Float32Array, roundA: boolean, alpha: number, beta: number, C0: Float32Array | undefined, got: Float32Array): number {
-  const u = 2 ** -11;
-  const eps = 2 ** -24;
-  const inputs = roundA ? 2 * u + u * u : 3 * u + 2 * u * u;
-  let worst = 0;
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let exact = 0;
-      let magnitude = 0;
-      for (let p = 0; p < k; p++) {
-        exact += A[i * k + p]! * B[p * n + j]!;
-        magnitude += Math.abs(A[i * k + p]! * B[p * n + j]!);
-      }
-      const c0 = C0 ? C0[i * n + j]! : 0;
-      const bound = Math.abs(alpha) * (inputs + k * eps) * magnitude * (1 + 2 * u) + 3 * eps * (Math.abs(alpha * exact) + Math.abs(beta * c0));
-      const value = got[i * n + j]!;
-      worst = Math.max(worst, Number.isFinite(value) ? Math.abs(value - (alpha * exact + beta * c0)) / bound : Infinity);
-    }
-  }
-  return worst;
-}
 
 async function run(kernel: KernelHandle, blocks: number, alpha: number, beta: number, checked = false) {
   const device = new CpuDevice({ checked });
@@ -69,7 +31,7 @@ async function run(kernel: KernelHandle, blocks: number, alpha: number, beta: nu
   const bufferA = device.createBuffer(A);
   const mapA = createTensorMap(device, bufferA, { rows: m, cols: k, boxRows: 256, boxCols: 32 });
   await device.launch(kernel, { grid: [blocks], args: [m, n, k, alpha, bufferA, device.createBuffer(B), beta, C, mapA] });
-  return { A, B, C0, got: (await device.read(C)) as Float32Array };
+  return { gemm: { m, n, k, A, B, alpha, beta, C0 } as Tf32Gemm, got: (await device.read(C)) as Float32Array };
 }
 
 describe("bench/tf32-feeding.ts on the CPU backend", () => {
@@ -79,15 +41,15 @@ describe("bench/tf32-feeding.ts on the CPU backend", () => {
     { ROUND: "1", LAG: "2" },
     { ROUND: "2", LAG: "2" },
   ])("%j: bit-exact to the emulation and within TF32's bound (α = 0.75, β = −0.5, three blocks for four tiles)", async (defines) => {
-    const roundA = defines.ROUND !== "0";
-    const { A, B, C0, got } = await run(build(defines), 3, 0.75, -0.5);
-    expect(Array.from(got)).toEqual(Array.from(emulate(A, B, roundA, 0.75, -0.5, C0)));
-    expect(worstRatio(A, B, roundA, 0.75, -0.5, C0, got)).toBeLessThanOrEqual(1);
+    const { gemm, got } = await run(build(defines), 3, 0.75, -0.5);
+    const rounded = { ...gemm, roundA: defines.ROUND !== "0" };
+    expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm(rounded)));
+    expect(tf32WorstRatio(rounded, got)).toBeLessThanOrEqual(1);
   });
 
   it("ROUND = 2 with β = 0 ignores C (NaN before the launch), one block for all tiles, in checked mode", async () => {
-    const { A, B, got } = await run(build({ ROUND: "2" }), 1, 1.25, 0, true);
-    expect(Array.from(got)).toEqual(Array.from(emulate(A, B, true, 1.25, 0, undefined)));
+    const { gemm, got } = await run(build({ ROUND: "2" }), 1, 1.25, 0, true);
+    expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm({ ...gemm, roundA: true })));
   });
 
   it("a rounding lag of STAGES − 1 deadlocks, and the emulation says where each warpgroup waits", async () => {
@@ -95,8 +57,8 @@ describe("bench/tf32-feeding.ts on the CPU backend", () => {
   });
 
   it("FEED = 2 (timing only) finishes, and its product is not C's", async () => {
-    const { A, B, got } = await run(build({ FEED: "2" }), 2, 1, 0);
+    const { gemm, got } = await run(build({ FEED: "2" }), 2, 1, 0);
     expect(got.every(Number.isFinite)).toBe(true);
-    expect(worstRatio(A, B, false, 1, 0, undefined, got)).toBeGreaterThan(1);
+    expect(tf32WorstRatio(gemm, got)).toBeGreaterThan(1);
   });
 });
