@@ -1,9 +1,11 @@
 /**
- * A check of the warp-specialized TF32 rung through the runtime on a CUDA GPU (run by the device tool on the
+ * A check of the warp-specialized TF32 rungs through the runtime on a CUDA GPU (run by the device tool on the
  * H100; not part of the test suite, which has no GPU): `matmul(…, { precision: "tf32" })` with the library
- * built with cubins, on fresh random inputs over a NaN-poisoned C, must pick sgemm-wgmma-ws, make A's tensor map
- * through the driver (createTensorMap: cuTensorMapEncodeTiled through koffi) and agree with a float64 product
- * within TF32's tolerance; the same through the cubin-free path (NVRTC) is not needed for this. Prints JSON.
+ * built with cubins, on fresh random inputs over a NaN-poisoned C, must pick sgemm-wgmma-cluster where N is a
+ * multiple of 256 (launched in clusters of two blocks through cuLaunchKernel) and sgemm-wgmma-ws where it is
+ * only one of 128, make A's tensor map through the driver (createTensorMap: cuTensorMapEncodeTiled through
+ * koffi, half-height boxes for the clusters) and agree with a float64 product within TF32's tolerance; the same
+ * through the cubin-free path (NVRTC) is not needed for this. Prints JSON.
  *
  *   node tensor-map-check.mjs <kernels-cubin dir>
  */
@@ -15,7 +17,8 @@ async function main(): Promise<void> {
   const device = await createCudaDevice();
   const library = loadKernelLibrary(dir);
   const results: unknown[] = [];
-  for (const [m, n, k] of [[1024, 512, 256], [512, 1024, 2048]] as const) {
+  const expected = (n: number) => (n % 256 === 0 ? "sgemm-wgmma-cluster" : "sgemm-wgmma-ws");
+  for (const [m, n, k] of [[1024, 512, 256], [512, 1024, 2048], [768, 384, 512], [4096, 4096, 4096]] as const) {
     const A = Float32Array.from({ length: m * k }, () => Math.random() * 2 - 1);
     const B = Float32Array.from({ length: k * n }, () => Math.random() * 2 - 1);
     const C = device.createBuffer(new Float32Array(m * n).fill(Number.NaN));
@@ -25,7 +28,7 @@ async function main(): Promise<void> {
     let num = 0;
     let den = 0;
     let nonFinite = 0;
-    for (let i = 0; i < m; i += 7) {
+    for (let i = 0; i < m; i += m >= 4096 ? 61 : 7) {
       for (let j = 0; j < n; j++) {
         let sum = 0;
         for (let p = 0; p < k; p++) sum += A[i * k + p]! * B[p * n + j]!;
@@ -36,7 +39,7 @@ async function main(): Promise<void> {
       }
     }
     const error = Math.sqrt(num / den);
-    results.push({ m, n, k, rung, normwiseRelative: error, tolerance: matmulTolerance("tf32", k), nonFinite, pass: rung === "sgemm-wgmma-ws" && nonFinite === 0 && error <= matmulTolerance("tf32", k) });
+    results.push({ m, n, k, rung, normwiseRelative: error, tolerance: matmulTolerance("tf32", k), nonFinite, pass: rung === expected(n) && nonFinite === 0 && error <= matmulTolerance("tf32", k) });
   }
   console.log(JSON.stringify({ device: device.name, date: new Date().toISOString(), results }, null, 1));
   device.dispose();
