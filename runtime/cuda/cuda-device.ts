@@ -253,6 +253,10 @@ export class CudaDevice implements Device {
     if (cuda.source.includes(warpgroupModuleMarker) && this.arch !== "sm_90") {
       throw new LaunchError(kernel.description.entryName, `it uses wgmma (warpgroup matrix operations), which only sm_90 GPUs (Hopper, compiled for sm_90a) have; this GPU is ${this.arch}`);
     }
+    // Thread block clusters (__cluster_dims__) start at sm_90: NVRTC would refuse the module elsewhere.
+    if (kernel.description.cluster && Number(this.arch.replace(/^sm_(\d+).*$/, "$1")) < 90) {
+      throw new LaunchError(kernel.description.entryName, `it runs in clusters of [${kernel.description.cluster.join(", ")}] blocks, which GPUs have from sm_90 (Hopper); this GPU is ${this.arch}`);
+    }
     // A cubin built for this GPU at build time is loaded as it is: no NVRTC, no cache.
     const prebuilt = cuda.cubin?.arch === this.arch ? this.loadCubin(cuda.source, cuda.cubin.data) : undefined;
     const { module, fromCache, compileMs } = prebuilt ?? this.compileModule(cuda.source, kernel.description.source);
