@@ -29,8 +29,8 @@ for build in $BUILDS; do
 const fs = require("node:fs");
 const [dir, out, persistent] = process.argv.slice(1);
 const k = JSON.parse(fs.readFileSync(`${dir}/manifest.json`, "utf8")).kernels[0];
-// A kernel in clusters copies A in boxes of half the tile rows (examples/sgemm-wgmma-cluster.ts).
-fs.writeFileSync(out, JSON.stringify({ function: k.entryName, shared: k.sharedBytes, threads: 384, persistent: persistent === "1", boxRows: k.cluster ? 128 : 256 }) + "\n");
+// A kernel in clusters along x copies A in boxes of 256 / (cluster size) rows (examples/sgemm-wgmma-cluster.ts).
+fs.writeFileSync(out, JSON.stringify({ function: k.entryName, shared: k.sharedBytes, threads: 384, persistent: persistent === "1", boxRows: 256 / (k.cluster ? k.cluster[0] : 1) }) + "\n");
 ' "$work" "$DEVICE_DIR/cubins/$name.json" "$([[ $file == *tf32-feeding* ]] && echo 1 || echo 0)"
   rm -rf "$work"
 done
