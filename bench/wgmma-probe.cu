@@ -421,6 +421,9 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #ifndef WS_CREG
 #define WS_CREG 232  // the consumers' registers after setmaxnreg.inc
 #endif
+#ifndef WS_SS
+#define WS_SS 0  // 1: both wgmma operands from shared memory (a wrong product: timing the register operand's cost)
+#endif
 #ifndef WS_CLUSTER
 #define WS_CLUSTER 1  // 2: clusters of two blocks along n sharing A's tile: each copies half of it (128 rows) by
                       // TMA multicast into both blocks' stage, and a stage is refilled once both blocks' consumers
@@ -520,6 +523,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
 #if WS_CPA
     fence_proxy_async();  // the stage's A was written through the generic proxy (cp.async); wgmma reads it through the async one
 #endif
+#if WS_SS
+    // Timing only (a wrong product): both operands through descriptors, A's from the consumer's 64 rows of the
+    // A tile, to see what the register operand (and its loads and roundings) costs the warp-specialized kernel.
+    wgmma_fence();
+#pragma unroll
+    for (int j = 0; j < 4; j++) WGMMA_SS(acc, desc128(base + s * STAGE_BYTES + (wg - 1) * 64 * 128 + j * 32), desc128(base + s * STAGE_BYTES + j * 32), 1);
+#else
     const float* Bs = (const float*)(basep + s * STAGE_BYTES + A_TILE_BYTES);
 #pragma unroll
     for (int j = 0; j < 4; j++) {
@@ -531,6 +541,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
     wgmma_fence();
 #pragma unroll
     for (int j = 0; j < 4; j++) WGMMA(acc, a[j], desc128(base + s * STAGE_BYTES + j * 32), 1);
+#endif
     wgmma_commit();
     wgmma_wait_keep4<1>(prev);
     // The group before this one is complete: its stage may be refilled.
