@@ -594,17 +594,16 @@ class KernelPrinter {
     const out = this.out;
     const [cx, cy, cz] = cluster;
     out.block(`export function ${this.functionName}(args, blockIdx, blockDim, gridDim${extra}) {`, () => {
-      if (this.location) out.line(`throw new Error("tskernel: checked mode does not run kernels with clusters yet ('${this.unit.entryName}'); run it unchecked");`);
-      else {
-        out.line(`if (gridDim[0] % ${cx} !== 0 || gridDim[1] % ${cy} !== 0 || gridDim[2] % ${cz} !== 0) throw new Error("tskernel: '${this.unit.entryName}' runs in clusters of [${cluster.join(", ")}] blocks; its grid [" + gridDim.join(", ") + "] is not a multiple");`);
-        out.line(`if (blockIdx[0] % ${cx} !== 0 || blockIdx[1] % ${cy} !== 0 || blockIdx[2] % ${cz} !== 0) return;`);
-        out.line("const clusterBlocks = [], groups = [], blockOf = [];");
-        out.block(`for (let rank = 0; rank < ${cx * cy * cz}; rank++) {`, () => {
-          out.line(`const b = [blockIdx[0] + rank % ${cx}, blockIdx[1] + ((rank / ${cx}) | 0) % ${cy}, blockIdx[2] + ((rank / ${cx * cy}) | 0)];`);
-          out.line(`for (const g of ${this.functionName}_block(args, b, blockDim, gridDim${extra}, clusterBlocks, rank)) { groups.push(g); blockOf.push(rank); }`);
-        });
-        out.line(`runWarpgroups(groups, undefined, ${JSON.stringify(this.unit.entryName)}, blockOf);`);
-      }
+      out.line(`if (gridDim[0] % ${cx} !== 0 || gridDim[1] % ${cy} !== 0 || gridDim[2] % ${cz} !== 0) throw new Error("tskernel: '${this.unit.entryName}' runs in clusters of [${cluster.join(", ")}] blocks; its grid [" + gridDim.join(", ") + "] is not a multiple");`);
+      out.line(`if (blockIdx[0] % ${cx} !== 0 || blockIdx[1] % ${cy} !== 0 || blockIdx[2] % ${cz} !== 0) return;`);
+      out.line("const clusterBlocks = [], groups = [], blockOf = [];");
+      out.block(`for (let rank = 0; rank < ${cx * cy * cz}; rank++) {`, () => {
+        out.line(`const b = [blockIdx[0] + rank % ${cx}, blockIdx[1] + ((rank / ${cx}) | 0) % ${cy}, blockIdx[2] + ((rank / ${cx * cy}) | 0)];`);
+        // Checked: each block its own checker (its block, threads and copy groups), one barrier clock for all.
+        const blockExtra = this.location ? extra.replace(", chk", ", rank === 0 ? chk : chk.sibling()") : extra;
+        out.line(`for (const g of ${this.functionName}_block(args, b, blockDim, gridDim${blockExtra}, clusterBlocks, rank)) { groups.push(g); blockOf.push(rank); }`);
+      });
+      out.line(`runWarpgroups(groups, ${this.location ? "chk" : "undefined"}, ${JSON.stringify(this.unit.entryName)}, blockOf);`);
     });
     out.line();
   }

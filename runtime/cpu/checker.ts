@@ -43,14 +43,24 @@ export class Checker {
   private blockIdx: readonly number[] = [0, 0, 0];
   private blockDim: readonly number[] = [1, 1, 1];
   private subgroupSize = 32;
-  private epoch = 1;
+  /**
+   * The barrier epoch and the record of shared arrays, one for all the blocks of a cluster (`sibling`): a barrier
+   * in any of them orders every block's accesses, which can only hide a race between blocks, never invent one.
+   */
+  private clock = { epoch: 1 };
   private shared = new Map<Typed, SharedState>();
+  private get epoch(): number {
+    return this.clock.epoch;
+  }
+  private set epoch(value: number) {
+    this.clock.epoch = value;
+  }
   /** Per thread: groups of asynchronous copies committed so far, and how many of them a waitAsync completed. */
   private committed = new Int32Array(0);
   private completed = new Int32Array(0);
 
   private ticks = 0;
-  private readonly deadline: number;
+  private deadline: number;
 
   /** `timeLimitMs`: the launch's limit, counted from now. */
   constructor(
@@ -58,6 +68,18 @@ export class Checker {
     private readonly timeLimitMs?: number,
   ) {
     this.deadline = timeLimitMs === undefined ? Infinity : performance.now() + timeLimitMs;
+  }
+
+  /**
+   * A checker for another block of the same cluster (js.ts's cluster runner makes one a block): its own block,
+   * threads and copy groups; this one's barrier epoch, shared-array record and time limit.
+   */
+  sibling(): Checker {
+    const other = new Checker(this.kernel, this.timeLimitMs);
+    other.clock = this.clock;
+    other.shared = this.shared;
+    other.deadline = this.deadline;
+    return other;
   }
 
   /** The start of a loop iteration (thread t, or -1 for a loop of the whole block): looks at the clock now and then. */
@@ -71,7 +93,8 @@ export class Checker {
     this.blockDim = blockDim;
     this.subgroupSize = subgroupSize;
     this.epoch = 1;
-    this.shared = new Map();
+    // Cleared, not replaced: the blocks of a cluster share it (each begins before any of them runs).
+    this.shared.clear();
     const threads = blockDim[0]! * blockDim[1]! * blockDim[2]!;
     this.committed = new Int32Array(threads);
     this.completed = new Int32Array(threads);
