@@ -58,7 +58,7 @@ describe("clusters of blocks: the compile-time rules", () => {
   });
 
   it("TSK3001: syncCluster() where not every thread of the block reaches it", () => {
-    expect(compile("cluster: [2], ", "  if (threadIdx.x < 32) {\n    syncCluster();\n  }").rendered).toContain("error[TSK3001]");
+    expect(compile("cluster: [2], ", "  if (threadIdx.x < 32) {\n    syncCluster();\n  }").rendered).toContain("error[TSK3001]: syncCluster() is reached in non-uniform control flow");
     // In a role (a branch on warpgroupIdx) too: every thread of every block meets there.
     expect(compile("cluster: [2], ", "  if (warpgroupIdx === 0) {\n    syncCluster();\n  }").rendered).toContain("error[TSK3001]");
   });

@@ -115,7 +115,7 @@ export const catalogue = {
   TSK2063: { severity: "error", template: "{0} moves the {2} elements of '{1}' from an array of f32 or {2}, but '{3}' holds {4}" },
 
   // Validation.
-  TSK3001: { severity: "error", template: "syncThreads() is reached in non-uniform control flow" },
+  TSK3001: { severity: "error", template: "{0} is reached in non-uniform control flow" },
   TSK3002: { severity: "error", template: "kernel '{0}' uses {1} bytes of shared memory; {2} allows at most {3}" },
   TSK3003: { severity: "error", template: "the size of a shared array must be a compile-time constant" },
   TSK3004: { severity: "error", template: "kernel '{0}' has a block of {1} threads; {2} allows at most {3}" },

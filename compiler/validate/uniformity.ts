@@ -77,11 +77,13 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
           if (block && current && !reported.has(stmt)) {
             reported.add(stmt);
             diagnostics.push(
-              makeDiagnostic("TSK3001", stmt.span, [], {
+              makeDiagnostic("TSK3001", stmt.span, [stmt.scope === "cluster" ? "syncCluster()" : "syncThreads()"], {
                 label: "not every thread of the block may reach this barrier",
                 related: [{ span: current.span, message: current.message }],
                 notes: [
-                  "every thread of a block must reach each syncThreads(), or the block hangs (CUDA) or the shader is rejected (WebGPU)",
+                  stmt.scope === "cluster"
+                    ? "every thread of every block of the cluster must reach each syncCluster(), or the cluster hangs"
+                    : "every thread of a block must reach each syncThreads(), or the block hangs (CUDA) or the shader is rejected (WebGPU)",
                   "move the barrier out of the condition, and guard only the loads and stores with it",
                 ],
               }),
