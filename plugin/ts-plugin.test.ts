@@ -107,7 +107,7 @@ describe("tskernel's diagnostics as TypeScript's", () => {
     const helperFile = path.join(os.tmpdir(), "helpers.ts");
     const kernelSource = typescript.createSourceFile(kernelFile, "0123456789\nabcdefghij\n", typescript.ScriptTarget.ES2022);
     const helperSource = typescript.createSourceFile(helperFile, "export function h() {}\n", typescript.ScriptTarget.ES2022);
-    const here = makeDiagnostic("TSK3001", { file: kernelFile, start: 11, end: 14 }, [], { label: "the label", notes: ["first note"], related: [{ span: { file: helperFile, start: 7, end: 15 }, message: "over there" }] });
+    const here = makeDiagnostic("TSK3001", { file: kernelFile, start: 11, end: 14 }, ["syncThreads()"], { label: "the label", notes: ["first note"], related: [{ span: { file: helperFile, start: 7, end: 15 }, message: "over there" }] });
     const there = makeDiagnostic("TSK3011", { file: helperFile, start: 16, end: 17 }, [], {});
     const converted = toTypeScriptDiagnostics(typescript, [here, there], kernelSource, (file) => (file === helperFile ? helperSource : undefined));
     const flat = converted.map((d) => ({
