@@ -321,20 +321,8 @@ export function truncateTf32(x: number): number {
   return scratch[0]!;
 }
 
-
-/**
- * Rounds an f32 to TF32 (8 exponent bits, 10 mantissa bits) as `cvt.rna.tf32.f32` does: to nearest, ties
- * away from zero, in the f32 bit pattern with the low 13 bits cleared. Infinities and NaN pass unchanged; a
- * value that rounds past the largest TF32 becomes infinity.
- */
-export function roundTf32(x: number): number {
-  scratch[0] = x;
-  const bits = scratchBits[0]!;
-  if ((bits & 0x7f800000) === 0x7f800000) return scratch[0]!;
-  // Adding half a unit of the 13 dropped bits to the magnitude, then clearing them, rounds ties away from 0.
-  scratchBits[0] = (bits + 0x1000) & 0xffffe000;
-  return scratch[0]!;
-}
+// TF32 rounding (cvt.rna.tf32.f32) lives with the language, whose `roundTf32` runs the same function.
+export { roundTf32 } from "../lang/tf32.ts";
 
 /**
  * The row or column of element `e` of the thread's part of a fragment, as an IR expression of the thread's

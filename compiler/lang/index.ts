@@ -9,6 +9,7 @@
  */
 
 import { roundToBf16, roundToF16 } from "./float16.ts";
+import { roundTf32 as roundTf32Host } from "./tf32.ts";
 import { vectorAllocatorNames, type LocalVectorAllocators, type SharedVectorAllocators } from "./vectors.ts";
 
 export * from "./vectors.ts";
@@ -337,11 +338,7 @@ export function bitcastU32(x: f32): u32 {
  * operand truncated to TF32: storing `roundTf32(x)` there makes it round instead.
  */
 export function roundTf32(x: f32): f32 {
-  bitcastSlot[0] = x;
-  const bits = bitcastSlotBits[0]!;
-  if ((bits & 0x7f800000) === 0x7f800000) return bitcastSlot[0]!;
-  bitcastSlotBits[0] = (bits + 0x1000) & 0xffffe000;
-  return bitcastSlot[0]!;
+  return roundTf32Host(x);
 }
 
 /** The f32 whose bits are the u32 `x` (CUDA `__uint_as_float`, WGSL `bitcast<f32>`). NaN payloads are not kept everywhere. */
