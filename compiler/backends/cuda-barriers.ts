@@ -23,7 +23,7 @@
  */
 
 import type { ArrayRef, BarrierOpStmt, Expr, HelperFunction, SetMaxRegistersStmt, Stmt, TileCopyStmt, TileStoreStmt, TileStoreWaitStmt } from "../ir/ir.ts";
-import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { exprsOf, firstClusterOperation, walkExpr, walkStmts } from "../ir/rewrite.ts";
 
 /** The helper functions for the bodies' mbarrier operations and warpgroupIdx, as lines (none if unused). */
 export function barrierHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
@@ -33,16 +33,13 @@ export function barrierHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   let stores = false;
   let clusters = false;
   for (const body of bodies) {
+    if (firstClusterOperation(body)) clusters = true;
     walkStmts(body, (stmt) => {
-      if ((stmt.kind === "barrier" && stmt.scope === "cluster") || (stmt.kind === "barrierOp" && stmt.block) || (stmt.kind === "tileCopy" && stmt.multicast)) clusters = true;
       if (stmt.kind === "barrierOp") barriers = true;
       if (stmt.kind === "setMaxRegisters") registers = true;
       if (stmt.kind === "tileCopy") barriers = true;
       if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") stores = true;
-      for (const expr of exprsOf(stmt)) {
-        walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (roles = true));
-        walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "clusterRank" && (clusters = true));
-      }
+      for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (roles = true));
     });
   }
   const lines: string[] = [];

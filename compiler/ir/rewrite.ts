@@ -214,10 +214,10 @@ export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy" || stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") found = true;
-    if (stmt.kind === "barrier" && stmt.scope === "cluster") found = true;
-    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && (e.builtin === "warpgroupIdx" || e.builtin === "clusterRank") && (found = true));
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
   });
-  return found;
+  // A kernel whose blocks work together (clusters) runs in the same coroutine form, blocks side by side.
+  return found || firstClusterOperation(stmts) !== undefined;
 }
 
 /** The first operation in a body that only a kernel with clusters may use, with how the user wrote it (TSK3168). */

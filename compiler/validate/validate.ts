@@ -375,8 +375,7 @@ function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string }
     if (stmt.kind === "tileCopy") found = { span: stmt.span, what: "copyTile()" };
     if (stmt.kind === "tileStore") found = { span: stmt.span, what: "storeTile()" };
     if (stmt.kind === "tileStoreWait") found = { span: stmt.span, what: "waitTileStores()" };
-    if (stmt.kind === "barrier" && stmt.scope === "cluster") found = { span: stmt.span, what: "syncCluster()" };
-    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && (e.builtin === "warpgroupIdx" || e.builtin === "clusterRank") && (found = { span: e.span, what: e.builtin }));
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
   });
   return found;
 }
