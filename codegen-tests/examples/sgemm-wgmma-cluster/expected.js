@@ -326,7 +326,6 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0)
 
 // Kernel sgemmWgmmaCluster specialized for STAGES = 4, SWIZZLE = 8: runs one block.
 export function sgemmWgmmaCluster_STAGES_4_SWIZZLE_8(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
-  if (gridDim[0] % 2 !== 0 || gridDim[1] % 1 !== 0 || gridDim[2] % 1 !== 0) throw new Error("tskernel: 'sgemmWgmmaCluster_STAGES_4_SWIZZLE_8' runs in clusters of [2, 1, 1] blocks; its grid [" + gridDim.join(", ") + "] is not a multiple");
   if (blockIdx[0] % 2 !== 0 || blockIdx[1] % 1 !== 0 || blockIdx[2] % 1 !== 0) return;
   const clusterBlocks = [], groups = [], blockOf = [];
   for (let rank = 0; rank < 2; rank++) {
