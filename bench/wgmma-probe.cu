@@ -379,15 +379,6 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
       "r"(rank)
       : "memory");
 }
-// A wait whose phase other blocks of the cluster complete: acquire at cluster scope.
-__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, int parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nwait_%=:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 // The box into the same offset of every block in `mask`, each block's barrier at `bar`'s offset counting its bytes.
 __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TensorMap* map, int x, int y, uint32_t bar, uint16_t mask) {
   asm volatile(

@@ -66,7 +66,7 @@ def main(argv=None):
     parser.add_argument("--profile", action="store_true", help="one launch of each between cudaProfilerStart/Stop, for Nsight Compute")
     parser.add_argument("--only", help="time only these cubins (comma-separated file names)")
     parser.add_argument("--smoke-seconds", type=float, default=60.0,
-                        help="first run each cubin alone at 1024^3 in a child process with this time limit, and leave out the ones that hang or fail (0: no smoke test)")
+                        help="first run each cubin alone at 1024^3 in a child process with this time limit, and leave out the ones that hang or crash (0: no smoke test)")
     args = parser.parse_args(argv)
     if args.smoke_seconds > 0 and not args.profile:
         # A kernel that deadlocks (a barrier phase that never completes, roles that ask for more registers than
@@ -132,7 +132,7 @@ def main(argv=None):
                 sidecar = os.path.join(args.cubins, os.path.splitext(f)[0] + ".json")
                 persistent = False
                 if os.path.exists(sidecar):
-                    # Another build: {"function", "shared", "threads", "persistent"} beside the cubin.
+                    # Another build: {"function", "shared", "threads", "persistent", "boxRows"} beside the cubin.
                     with open(sidecar) as j:
                         meta = json.load(j)
                     function, smem, threads, takes_map = meta["function"], meta["shared"], meta.get("threads", 384), True
