@@ -44,6 +44,17 @@ class PlanTest(unittest.TestCase):
         values = tm.argument_values(mapped["params"], 3, 4, 5, {"A": 0x1000, "B": 0x2000, "C": 0x3000, "mapA": 0x4000})
         self.assertEqual(values[-1], ("ptr", 0x4000))
 
+    def test_the_clustered_tf32_rung_takes_a_and_b_maps_after_c(self):
+        maps = [{"name": x, "kind": "buffer"} for x in ("mapA", "mapB")]
+        clustered = candidate("t", params=PARAMS + maps, tensorMapA={"param": "mapA", "boxRows": 128, "boxCols": 32}, tensorMapB={"param": "mapB", "boxRows": 32, "boxCols": 32})
+        plan = {"kernelDirs": ["k"], "shapes": [{"m": 8, "n": 8, "k": 8, "matmul": "t", "candidates": [clustered]}]}
+        self.assertEqual(tm.validate_plan(plan), [])
+        # Without B's map described, the extra buffer is not a matmul rung's.
+        plan["shapes"][0]["candidates"] = [{**clustered, "tensorMapB": None}]
+        self.assertEqual(len(tm.validate_plan(plan)), 1)
+        values = tm.argument_values(clustered["params"], 3, 4, 5, {"A": 1, "B": 2, "C": 3, "mapA": 4, "mapB": 5})
+        self.assertEqual(values[-2:], [("ptr", 4), ("ptr", 5)])
+
     def test_a_16_bit_rung_takes_three_tensor_maps_after_c(self):
         maps = [{"name": x, "kind": "buffer"} for x in ("mapA", "mapB", "mapC")]
         half = candidate(

@@ -2,7 +2,8 @@
 # Prepares a TF32 GEMM run (issue 22 §4) for the GPU machine: the language's TF32 rungs built with nvcc
 # (sm_90a) under the names bench/wgmma-probe.py reads, each with a JSON beside it (function, dynamic shared
 # bytes, threads, persistent grid or not), plus the probe's scripts, into TSK_DEVICE_DIR (default .device-tf32,
-# git-ignored). Builds: NAME:FILE[:DEFINE,DEFINE…] in TSK_TF32_BUILDS (default below). Then, on the device tool:
+# git-ignored). Builds: NAME:FILE[:DEFINE,DEFINE…[:persistent]] in TSK_TF32_BUILDS (default below); a
+# persistent build is launched on one block a multiprocessor. Then, on the device tool:
 # carry [".device-tf32"], command
 #   python3 .device-tf32/wgmma-probe.py --cubins .device-tf32/cubins --out $OUT/tf32.json > $OUT/log.txt 2>&1
 # (each build first runs alone at 1024³ in a child process, so one that hangs is left out, not the whole run).
@@ -17,7 +18,7 @@ npm run build >/dev/null
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/cubins"
 cp bench/wgmma-probe.py bench/torch-matmul.py "$DEVICE_DIR/"
 for build in $BUILDS; do
-  IFS=: read -r name file defines <<<"$build"
+  IFS=: read -r name file defines mode <<<"$build"
   work=$(mktemp -d)
   args=()
   for d in ${defines//,/ }; do args+=(--define "$d"); done
@@ -30,8 +31,10 @@ const fs = require("node:fs");
 const [dir, out, persistent] = process.argv.slice(1);
 const k = JSON.parse(fs.readFileSync(`${dir}/manifest.json`, "utf8")).kernels[0];
 // A kernel in clusters along x copies A in boxes of 256 / (cluster size) rows (examples/sgemm-wgmma-cluster.ts).
-fs.writeFileSync(out, JSON.stringify({ function: k.entryName, shared: k.sharedBytes, threads: 384, persistent: persistent === "1", boxRows: 256 / (k.cluster ? k.cluster[0] : 1) }) + "\n");
-' "$work" "$DEVICE_DIR/cubins/$name.json" "$([[ $file == *tf32-feeding* ]] && echo 1 || echo 0)"
+// A kernel that takes mapB copies B in 32×32 boxes (examples/sgemm-wgmma-cluster.ts).
+const mapB = k.params.some((p) => p.name === "mapB");
+fs.writeFileSync(out, JSON.stringify({ function: k.entryName, shared: k.sharedBytes, threads: 384, persistent: persistent === "1", boxRows: 256 / (k.cluster ? k.cluster[0] : 1), mapB }) + "\n");
+' "$work" "$DEVICE_DIR/cubins/$name.json" "$([[ $file == *tf32-feeding* || $mode == persistent ]] && echo 1 || echo 0)"
   rm -rf "$work"
 done
 du -sh "$DEVICE_DIR"

@@ -83,6 +83,8 @@ export interface PlanCandidate {
   readonly tensorMapA?: { readonly param: string; readonly boxRows: number; readonly boxCols: number };
   /** A 16-bit rung: A, B and C hold this type (the harness rounds the inputs to it and compares with torch.mm in it). */
   readonly dtype?: "bf16" | "f16";
+  /** The clustered TF32 rung takes B's tensor map after A's, as this parameter, in boxes of this size. */
+  readonly tensorMapB?: { readonly param: string; readonly boxRows: number; readonly boxCols: number };
   /** The 16-bit rungs take B's and C's tensor maps after A's, as these parameters, in boxes of these sizes. */
   readonly tensorMapsBC?: { readonly B: { readonly param: string; readonly boxRows: number; readonly boxCols: number }; readonly C: { readonly param: string; readonly boxRows: number; readonly boxCols: number } };
 }
@@ -110,9 +112,10 @@ export interface Plan {
 function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number], streamBlocks: number): PlanCandidate {
   const d = handle.description;
   const rung = matmulRungs.find((r) => r.name === rungName);
-  // The tensor maps are the kernel's last parameters: A's, then (16-bit rungs) B's and C's.
+  // The tensor maps are the kernel's last parameters: A's, then B's (the clustered TF32 rung) or B's and C's
+  // (16-bit rungs).
   const buffers = d.params.filter((p) => p.kind !== "const").map((p) => p.name);
-  const maps = rung?.tensorMapsBC ? buffers.slice(-3) : buffers.slice(-1);
+  const maps = rung?.tensorMapsBC ? buffers.slice(-3) : rung?.tensorMapB ? buffers.slice(-2) : buffers.slice(-1);
   const cuda = d.outputs.cuda!;
   const block = d.block as readonly number[] | null | undefined;
   if (!block) throw new Error(`${d.entryName} has no fixed block`);
@@ -130,6 +133,7 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
     params: d.params.filter((p) => p.kind !== "const").map((p) => ({ name: p.name, kind: p.kind, ...("type" in p ? { type: p.type as string } : {}) })),
     ...(streamBlocks > 0 ? { streamK: { blocks: streamBlocks, ...streamKScratchLengths(d.specialization as Constants, streamBlocks) } } : {}),
     ...(rung?.tensorMapA ? { tensorMapA: { param: maps[0]!, ...rung.tensorMapA } } : {}),
+    ...(rung?.tensorMapB ? { tensorMapB: { param: maps[1]!, ...rung.tensorMapB } } : {}),
     ...(rung?.dtype ? { dtype: rung.dtype } : {}),
     ...(rung?.tensorMapsBC ? { tensorMapsBC: { B: { param: maps[1]!, ...rung.tensorMapsBC.B }, C: { param: maps[2]!, ...rung.tensorMapsBC.C } } } : {}),
   };
@@ -155,9 +159,11 @@ export function makePlan(
           if (!rungs.includes(rung.name) || rung.kernel !== handle.description.name || !belongsTo(rung, c) || !handle.description.outputs.cuda?.cubin) continue;
           if (!shapeFits(rung, c, m, n, k) || !kernelFits(handle.description, h100Limits)) continue;
           const streamBlocks = streamBlocksFor(device, rung, c);
-          // A persistent rung's grid is what matmulLaunch gives it: at most one block a multiprocessor.
+          // A persistent rung's grid is what matmulLaunch gives it: at most one block a multiprocessor, whole clusters.
           const grid = rung.grid(m, n, c, streamBlocks);
-          const entry = candidate(handle, dir, rung.name, rung.persistent ? [Math.min(grid[0], h100Multiprocessors), 1] : grid, streamBlocks);
+          const cluster = rung.clusterBlocks ?? 1;
+          const blocks = Math.min(grid[0], h100Multiprocessors);
+          const entry = candidate(handle, dir, rung.name, rung.persistent ? [Math.max(cluster, blocks - (blocks % cluster)), 1] : grid, streamBlocks);
           if (seen.has(entry.function)) continue;
           seen.add(entry.function);
           candidates.push(entry);

@@ -151,8 +151,9 @@ def validate_plan(plan):
                 problems.append(f"{label}: {c['id']} names kernel directory {c.get('dir')}, the plan has {len(dirs)}")
             params = [p["name"] for p in c.get("params", [])]
             # A stream-k rung takes its scratch and block count after C; a rung that takes A's tensor map
-            # (copyTile) has it after C, and the 16-bit rungs B's and C's after that.
+            # (copyTile) has it after C, the clustered TF32 rung B's after that, the 16-bit rungs B's and C's.
             expected = MATMUL_PARAMS + ([c["tensorMapA"]["param"]] if c.get("tensorMapA") else [])
+            expected += [c["tensorMapB"]["param"]] if c.get("tensorMapB") else []
             expected += [c["tensorMapsBC"][x]["param"] for x in ("B", "C")] if c.get("tensorMapsBC") else []
             if c.get("dtype") not in (None, "bf16", "f16"):
                 problems.append(f"{label}: {c['id']} has dtype {c.get('dtype')!r}, not bf16 or f16")
@@ -472,6 +473,9 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
 
                 if c.get("tensorMapA"):
                     device_map(a, m, k, c["tensorMapA"])
+                if c.get("tensorMapB"):
+                    # The clustered TF32 rung copies B by the tensor memory accelerator too.
+                    device_map(b, k, n, c["tensorMapB"])
                 if c.get("tensorMapsBC"):
                     # The 16-bit rungs also copy B in and store C out by the tensor memory accelerator.
                     device_map(b, k, n, c["tensorMapsBC"]["B"])

@@ -379,6 +379,32 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t rank)
       "r"(rank)
       : "memory");
 }
+// The address of the same shared-memory offset in block `rank` of the cluster.
+__device__ __forceinline__ uint32_t map_cluster(uint32_t addr, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void st_cluster_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+// An asynchronous store into another block's shared memory whose 16 bytes complete that block's barrier `bar`
+// (both addresses already mapped into the cluster's window).
+__device__ __forceinline__ void st_async_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
+}
+// An arrival on the barrier at the same offset in block `rank` that releases this thread's writes at cluster scope.
+__device__ __forceinline__ void mbar_arrive_cluster_release(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
 // The box into the same offset of every block in `mask`, each block's barrier at `bar`'s offset counting its bytes.
 __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const TensorMap* map, int x, int y, uint32_t bar, uint16_t mask) {
   asm volatile(
@@ -427,13 +453,60 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #endif
 #define WS_STR2(x) #x
 #define WS_STR(x) WS_STR2(x)
+#ifndef WS_PERSIST
+#define WS_PERSIST 0  // 1: a persistent grid (a block or cluster a multiprocessor walks the tiles), so the producer
+                      // fills the next tile's stages while the consumers store the last one's C
+#endif
+#ifndef WS_BTMA
+#define WS_BTMA 0  // 1: B's 32x128 k-tile by TMA too (one thread, four 32x32 boxes in the 128-byte swizzle) instead of
+                   // the producer's 128 threads of cp.async into a padded tile; the consumers' rows map to B's columns
+                   // so that the fragment loads from the swizzle are conflict-free (see b_column below)
+#endif
+#ifndef WS_RNDA
+#define WS_RNDA 0  // 1 (with WS_CLUSTER=2 and WS_BTMA=1): A rounded to TF32 on its way in: each block's producer threads
+                   // load their block's half of A's k-tile (128 rows) from global memory into registers two k-tiles
+                   // ahead, round it (cvt.rna), and store it into the swizzle of both blocks' stage: st.shared into
+                   // their own (then one arrival a warp) and st.async into the other block's, whose bytes complete
+                   // that block's full barrier (no release fence on the way); the consumers fence the async proxy
+                   // after the wait. No multicast. 2: the same without the st.async (the other block's half of A is
+                   // left stale: a wrong product, timing what the stores into the other block cost).
+#endif
+#ifndef WS_PF
+#define WS_PF 0  // with WS_RNDA: thread 0 prefetches this block's half of A's k-tile WS_PF ahead into L2 (0: none)
+#endif
+#if WS_RNDA && !(WS_CLUSTER == 2 && WS_BTMA)
+#error "WS_RNDA needs WS_CLUSTER=2 and WS_BTMA=1"
+#endif
+#if WS_BTMA
+#define WS_B_TILE_BYTES (BK * BN * 4)
+#else
+#define WS_B_TILE_BYTES B_TILE_BYTES
+#endif
+#define WS_STAGE_BYTES (A_TILE_BYTES + WS_B_TILE_BYTES)
+static_assert(WS_STAGE_BYTES % 1024 == 0, "each stage's A tile must stay 1024-byte aligned for the 128B swizzle");
 #if BK == 32
+// Which of the block's 128 columns of B (our n) the consumer row `row` (0-63 of warpgroup c's wgmma M) holds.
+// Without WS_BTMA: row i of consumer c is column 64c + i. With it, B's k-tile lies in four 32-column boxes in the
+// 128-byte swizzle (16-byte chunk q of k-row r at chunk q ^ (r % 8)); lane (g, t) of a warp reads rows g and g + 8 at
+// k-rows t and t + 4, so the eight g of a warp must cover all eight chunks after the XOR with t: row g of warp w
+// is column 4w + g % 4 + 16(g / 4) (chunks w and w + 4) of box 2c, row g + 8 the same column of box 2c + 1, one box
+// (1024 floats) further, so both rows' loads share one address register.
+__device__ __forceinline__ int b_column(int c, int warp, int r16) {
+#if WS_BTMA
+  const int g = r16 & 7, hi = r16 >> 3;
+  return c * 64 + hi * 32 + 4 * warp + (g & 3) + 16 * (g >> 2);
+#else
+  return c * 64 + warp * 16 + r16;
+#endif
+}
 extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
     wgmma_probe_ws(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta,
 #if WS_GMAP
                    float* __restrict__ C, const TensorMap* __restrict__ gmA) {
   // The tensor map in global memory (written by the host before the launch), not a kernel parameter.
   const TensorMap& tmA = *gmA;
+#elif WS_BTMA
+                   float* __restrict__ C, const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB) {
 #else
                    float* __restrict__ C, const __grid_constant__ TensorMap tmA) {
 #endif
@@ -441,18 +514,30 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
   const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
   const uint32_t base = (raw + 1023) & ~1023u;
   unsigned char* basep = smem_raw + (base - raw);
-  const uint32_t bars = base + WS_STAGES * STAGE_BYTES;  // full[s] at bars + 8s, empty[s] at bars + 8(S + s)
+  const uint32_t bars = base + WS_STAGES * WS_STAGE_BYTES;  // full[s] at bars + 8s, empty[s] at bars + 8(S + s)
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t = lane % 4;
   // With clusters the pair (cluster) walks the tiles: rank r takes column tile 2·(pair's column) + r of the same rows.
   const int rank = WS_CLUSTER == 2 ? (int)cluster_rank() : 0;
   const int tilesM = M / BM, tilesN = N / BN / WS_CLUSTER, group = 8;
-  const int linear = blockIdx.x / WS_CLUSTER, perGroup = group * tilesN, first = (linear / perGroup) * group;
-  const int size = min(tilesM - first, group), inGroup = linear % perGroup;
-  const int m0 = (first + inGroup % size) * BM, n0 = ((inGroup / size) * WS_CLUSTER + rank) * BN;
+  const int units = tilesM * tilesN;  // tiles (pairs of tiles with clusters)
+#if WS_PERSIST
+  const int first_unit = blockIdx.x / WS_CLUSTER, unit_step = gridDim.x / WS_CLUSTER;
+#else
+  const int first_unit = blockIdx.x / WS_CLUSTER, unit_step = units;
+#endif
+  // Unit u's tile: groups of 8 tile rows walked column by column, so that the blocks running together share rows of A
+  // and columns of B in L2.
+  auto tile_of = [&](int u, int& m0, int& n0) {
+    const int perGroup = group * tilesN, first = (u / perGroup) * group;
+    const int size = min(tilesM - first, group), inGroup = u % perGroup;
+    m0 = (first + inGroup % size) * BM;
+    n0 = ((inGroup / size) * WS_CLUSTER + rank) * BN;
+  };
   const int KT = K / BK;
   if (tid == 0) {
     for (int s = 0; s < WS_STAGES; s++) {
-      mbar_init(bars + 8 * s, WS_CPA ? 128 : 129);
+      // With WS_RNDA: thread 0's expect_tx arrival and this block's 4 producer warps.
+      mbar_init(bars + 8 * s, WS_RNDA ? 5 : (WS_CPA || WS_BTMA) ? (WS_BTMA ? 1 : 128) : 129);
       mbar_init(bars + 8 * (WS_STAGES + s), 8 * WS_CLUSTER);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -466,36 +551,117 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
 #if WS_NREG
     asm volatile("setmaxnreg.dec.sync.aligned.u32 " WS_STR(WS_PREG) ";\n");
 #endif
-    const float* Bg = B + n0;
-    const float* Ag = A + (size_t)m0 * K;
-    for (int kt = 0; kt < KT; kt++) {
-      const int s = kt % WS_STAGES;
-      if (kt >= WS_STAGES) mbar_wait(bars + 8 * (WS_STAGES + s), ((kt / WS_STAGES) + 1) & 1);
-      const uint32_t as = base + s * STAGE_BYTES, bs = as + A_TILE_BYTES, full = bars + 8 * s;
+#if WS_RNDA
+    {
+      // Thread t copies 16-byte pieces t % 8 of rows t / 8 + 16i (i < 8) of this block's 128 rows of A's k-tile.
+      const int pr = tid / 8, pc = tid % 8;
+      const int myUnits = first_unit < units ? (units - 1 - first_unit) / unit_step + 1 : 0;
+      const int total = myUnits * KT;
+      // The k-tile `it` of this block: its unit's rows and its k.
+      auto source = [&](int it) {
+        int m0, n0;
+        tile_of(first_unit + (it / KT) * unit_step, m0, n0);
+        return A + (size_t)(m0 + rank * (BM / 2) + pr) * K + (it % KT) * BK + pc * 4;
+      };
+      auto load = [&](int it, float4(&into)[8]) {
+        const float* src = source(it);
+#pragma unroll
+        for (int i = 0; i < 8; i++) into[i] = __ldg(reinterpret_cast<const float4*>(src + (size_t)16 * i * K));
+      };
+      const uint32_t peer = rank ^ 1;
+      auto fill = [&](int it, const float4(&from)[8]) {
+        const int s = it % WS_STAGES;
+        if (it >= WS_STAGES) mbar_wait(bars + 8 * (WS_STAGES + s), ((it / WS_STAGES) + 1) & 1);
+        const uint32_t as = base + s * WS_STAGE_BYTES, bs = as + A_TILE_BYTES, full = bars + 8 * s;
+        if (tid == 0) {
+          int m0, n0;
+#if WS_PF
+          // This block's half of A's k-tile it + WS_PF into L2 (the tensor memory accelerator, no registers), so
+          // that the loads issued two k-tiles ahead find it there instead of in DRAM.
+          if (it + WS_PF < total) {
+            const int ahead = it + WS_PF;
+            tile_of(first_unit + (ahead / KT) * unit_step, m0, n0);
+            asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global [%0, {%1, %2}];\n" ::"l"(&tmA), "r"((ahead % KT) * BK), "r"(m0 + rank * (BM / 2)) : "memory");
+          }
+#endif
+          tile_of(first_unit + (it / KT) * unit_step, m0, n0);
+          // B's 16 KB by TMA and the other block's half of A (16 KB) by its st.async.
+          // (WS_RNDA=2, timing only: no st.async, the other half of A stale.)
+          mbar_expect_tx(full, WS_B_TILE_BYTES + (WS_RNDA == 2 ? 0 : A_TILE_BYTES / 2));
+#pragma unroll
+          for (int b = 0; b < BN / 32; b++) tma_load_2d(bs + b * 4096, &tmB, n0 + 32 * b, (it % KT) * BK, full);
+        }
+        const uint32_t remoteFull = map_cluster(full, peer);
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+          const int r = rank * (BM / 2) + pr + 16 * i;
+          const uint32_t at = as + r * 128 + ((pc ^ (r & 7)) << 4);
+          const uint32_t x = tf32(from[i].x), y = tf32(from[i].y), z = tf32(from[i].z), w = tf32(from[i].w);
+          st_shared_v4(at, x, y, z, w);
+          if (WS_RNDA != 2) st_async_v4(map_cluster(at, peer), x, y, z, w, remoteFull);
+        }
+        __syncwarp();
+        if ((tid & 31) == 0) mbar_arrive(full);
+      };
+      // Three register sets: the loads of k-tile it + 2 are in flight while k-tile it is stored.
+      float4 v0[8], v1[8], v2[8];
+      if (total > 0) load(0, v0);
+      if (total > 1) load(1, v1);
+      for (int it = 0; it < total; it += 3) {
+        if (it + 2 < total) load(it + 2, v2);
+        fill(it, v0);
+        if (it + 3 < total) load(it + 3, v0);
+        if (it + 1 < total) fill(it + 1, v1);
+        if (it + 4 < total) load(it + 4, v1);
+        if (it + 2 < total) fill(it + 2, v2);
+      }
+    }
+    cluster_sync();
+    return;
+#endif
+    int it = 0;  // k-tiles this block has filled, over all its tiles: stage it % S, round it / S
+    for (int u = first_unit; u < units; u += unit_step) {
+      int m0, n0;
+      tile_of(u, m0, n0);
+      const float* Bg = B + n0;
+      const float* Ag = A + (size_t)m0 * K;
+      for (int kt = 0; kt < KT; kt++, it++) {
+        const int s = it % WS_STAGES;
+        if (it >= WS_STAGES) mbar_wait(bars + 8 * (WS_STAGES + s), ((it / WS_STAGES) + 1) & 1);
+        const uint32_t as = base + s * WS_STAGE_BYTES, bs = as + A_TILE_BYTES, full = bars + 8 * s;
 #if WS_CPA
 #pragma unroll
-      for (int i = 0; i < BM * BK / 4 / 128; i++) {
-        const int c = tid + i * 128, r = c / 8, ch = c % 8;
-        cp_async16(as + r * 128 + ((ch ^ (r & 7)) << 4), Ag + (size_t)r * K + kt * BK + ch * 4);
-      }
+        for (int i = 0; i < BM * BK / 4 / 128; i++) {
+          const int c = tid + i * 128, r = c / 8, ch = c % 8;
+          cp_async16(as + r * 128 + ((ch ^ (r & 7)) << 4), Ag + (size_t)r * K + kt * BK + ch * 4);
+        }
 #else
-      if (tid == 0) {
-        mbar_expect_tx(full, A_TILE_BYTES);
+        if (tid == 0) {
+          mbar_expect_tx(full, A_TILE_BYTES + (WS_BTMA ? WS_B_TILE_BYTES : 0));
 #if WS_CLUSTER == 2
-        tma_load_2d_multicast(as + rank * (A_TILE_BYTES / 2), &tmA, kt * BK, m0 + rank * (BM / 2), full, 0x3);
+          tma_load_2d_multicast(as + rank * (A_TILE_BYTES / 2), &tmA, kt * BK, m0 + rank * (BM / 2), full, 0x3);
 #else
-        tma_load_2d(as, &tmA, kt * BK, m0, full);
+          tma_load_2d(as, &tmA, kt * BK, m0, full);
 #endif
-      }
-#endif
+#if WS_BTMA
 #pragma unroll
-      for (int i = 0; i < BK * BN / 4 / 128; i++) {
-        const int c = tid + i * 128, r = c / (BN / 4), ch = c % (BN / 4);
-        cp_async16(bs + (r * BSTRIDE + ch * 4) * 4, Bg + (size_t)(kt * BK + r) * N + ch * 4);
+          for (int b = 0; b < BN / 32; b++) tma_load_2d(bs + b * 4096, &tmB, n0 + 32 * b, kt * BK, full);
+#endif
+        }
+#endif
+#if !WS_BTMA
+#pragma unroll
+        for (int i = 0; i < BK * BN / 4 / 128; i++) {
+          const int c = tid + i * 128, r = c / (BN / 4), ch = c % (BN / 4);
+          cp_async16(bs + (r * BSTRIDE + ch * 4) * 4, Bg + (size_t)(kt * BK + r) * N + ch * 4);
+        }
+        cp_async_mbar_arrive(full);
+#endif
       }
-      cp_async_mbar_arrive(full);
     }
+#if !WS_BTMA
     cp_async_wait<0>();
+#endif
 #if WS_CLUSTER == 2
     cluster_sync();  // the other block's consumers may still arrive on this block's barriers
 #endif
@@ -504,13 +670,45 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
 #if WS_NREG
   asm volatile("setmaxnreg.inc.sync.aligned.u32 " WS_STR(WS_CREG) ";\n");
 #endif
-  const int col = (wg - 1) * 64 + warp * 16 + g;
+  const int cons = wg - 1;
+  const int col = b_column(cons, warp, g), col8 = b_column(cons, warp, g + 8);
+  // The element offsets (floats) of B's k-row k at this thread's two columns, for the k-rows t + 4h of k8 step j.
+#if WS_BTMA
+  auto b_at = [&](int k, int n) { return (n >> 5) * 1024 + k * 32 + ((((n & 31) >> 2) ^ (k & 7)) << 2) + (n & 3); };
+#else
+  auto b_at = [&](int k, int n) { return k * BSTRIDE + n; };
+#endif
+  // k-row 8j + r lies 8j rows after k-row r (the swizzle's XOR repeats every 8 rows): four offsets serve all j.
+#if WS_BTMA
+  const int at0 = b_at(t, col), at2 = b_at(t + 4, col);
+#define at1 (at0 + 1024)
+#define at3 (at2 + 1024)
+  constexpr int kStep8 = 8 * 32;
+#else
+  // One register: the other three are constant offsets from it.
+  const int at0 = t * BSTRIDE + col;
+  constexpr int at1d = 8, at2d = 4 * BSTRIDE, at3d = 4 * BSTRIDE + 8;
+#define at1 (at0 + at1d)
+#define at2 (at0 + at2d)
+#define at3 (at0 + at3d)
+  constexpr int kStep8 = 8 * BSTRIDE;
+#endif
+  auto release = [&](int it) {
+    // The group of k-tile `it` is complete: its stage may be refilled.
+#if WS_CLUSTER == 2
+    // Lane r of each warp arrives on block r's barrier: the two arrivals leave at once.
+    if (lane < 2) mbar_arrive_cluster(bars + 8 * (WS_STAGES + it % WS_STAGES), lane);
+#else
+    if (lane == 0) mbar_arrive(bars + 8 * (WS_STAGES + it % WS_STAGES));
+#endif
+  };
   float acc[BM / 2];
-#pragma unroll
-  for (int i = 0; i < BM / 2; i++) acc[i] = 0.0f;
-  auto step = [&](int kt, uint32_t(&a)[4][4], const uint32_t(&prev)[4][4]) {
-    const int s = kt % WS_STAGES;
-    mbar_wait(bars + 8 * s, (kt / WS_STAGES) & 1);
+  auto step = [&](int it, bool first, uint32_t(&a)[4][4], const uint32_t(&prev)[4][4]) {
+    const int s = it % WS_STAGES;
+    mbar_wait(bars + 8 * s, (it / WS_STAGES) & 1);
+#if WS_RNDA
+    fence_proxy_async();  // A's k-tile was written by st.shared / st.async (generic proxy); wgmma reads it through the async one
+#endif
 #if WS_CPA
     fence_proxy_async();  // the stage's A was written through the generic proxy (cp.async); wgmma reads it through the async one
 #endif
@@ -519,50 +717,52 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
     // A tile, to see what the register operand (and its loads and roundings) costs the warp-specialized kernel.
     wgmma_fence();
 #pragma unroll
-    for (int j = 0; j < 4; j++) WGMMA_SS(acc, desc128(base + s * STAGE_BYTES + (wg - 1) * 64 * 128 + j * 32), desc128(base + s * STAGE_BYTES + j * 32), 1);
+    for (int j = 0; j < 4; j++) WGMMA_SS(acc, desc128(base + s * WS_STAGE_BYTES + cons * 64 * 128 + j * 32), desc128(base + s * WS_STAGE_BYTES + j * 32), 1);
 #else
-    const float* Bs = (const float*)(basep + s * STAGE_BYTES + A_TILE_BYTES);
+    const float* Bs = (const float*)(basep + s * WS_STAGE_BYTES + A_TILE_BYTES);
 #pragma unroll
     for (int j = 0; j < 4; j++) {
-      a[j][0] = tf32(Bs[(8 * j + t) * BSTRIDE + col]);
-      a[j][1] = tf32(Bs[(8 * j + t) * BSTRIDE + col + 8]);
-      a[j][2] = tf32(Bs[(8 * j + t + 4) * BSTRIDE + col]);
-      a[j][3] = tf32(Bs[(8 * j + t + 4) * BSTRIDE + col + 8]);
+      a[j][0] = tf32(Bs[at0 + j * kStep8]);
+      a[j][1] = tf32(Bs[at1 + j * kStep8]);
+      a[j][2] = tf32(Bs[at2 + j * kStep8]);
+      a[j][3] = tf32(Bs[at3 + j * kStep8]);
     }
     wgmma_fence();
 #pragma unroll
-    for (int j = 0; j < 4; j++) WGMMA(acc, a[j], desc128(base + s * STAGE_BYTES + j * 32), 1);
+    for (int j = 0; j < 4; j++) WGMMA(acc, a[j], desc128(base + s * WS_STAGE_BYTES + j * 32), 1);
 #endif
     wgmma_commit();
     wgmma_wait_keep4<1>(prev);
-    // The group before this one is complete: its stage may be refilled.
-#if WS_CLUSTER == 2
-    // Lane r of each warp arrives on block r's barrier: the two arrivals leave at once.
-    if (kt > 0 && lane < 2) mbar_arrive_cluster(bars + 8 * (WS_STAGES + (kt - 1) % WS_STAGES), lane);
-#else
-    if (kt > 0 && lane == 0) mbar_arrive(bars + 8 * (WS_STAGES + (kt - 1) % WS_STAGES));
-#endif
+    if (!first) release(it - 1);
   };
   uint32_t a0[4][4], a1[4][4];
 #pragma unroll
   for (int j = 0; j < 4; j++)
 #pragma unroll
     for (int i = 0; i < 4; i++) a1[j][i] = 0;
-  for (int kt = 0; kt < KT; kt += 2) {
-    step(kt, a0, a1);
-    step(kt + 1, a1, a0);
-  }
-  wgmma_wait<0>();
-  const int n = n0 + col;
+  int it = 0;
+  for (int u = first_unit; u < units; u += unit_step) {
+    int m0, n0;
+    tile_of(u, m0, n0);
 #pragma unroll
-  for (int j = 0; j < BM / 8; j++) {
-    const int m = m0 + 8 * j + 2 * t;
-    float* c0 = C + (size_t)m * N + n;
-    float* c1 = c0 + N;
-    c0[0] = alpha * acc[4 * j];
-    c1[0] = alpha * acc[4 * j + 1];
-    c0[8] = alpha * acc[4 * j + 2];
-    c1[8] = alpha * acc[4 * j + 3];
+    for (int i = 0; i < BM / 2; i++) acc[i] = 0.0f;
+    for (int kt = 0; kt < KT; kt += 2, it += 2) {
+      step(it, kt == 0, a0, a1);
+      step(it + 1, false, a1, a0);
+    }
+    wgmma_wait<0>();
+    release(it - 1);
+    // acc[4j + r] holds D[row][m] with row = our n (columns col, col8), m = our m (D = C^T).
+#pragma unroll
+    for (int j = 0; j < BM / 8; j++) {
+      const int m = m0 + 8 * j + 2 * t;
+      float* c0 = C + (size_t)m * N + n0;
+      float* c1 = c0 + N;
+      c0[col] = alpha * acc[4 * j];
+      c1[col] = alpha * acc[4 * j + 1];
+      c0[col8] = alpha * acc[4 * j + 2];
+      c1[col8] = alpha * acc[4 * j + 3];
+    }
   }
 #if WS_CLUSTER == 2
   cluster_sync();

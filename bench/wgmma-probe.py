@@ -37,7 +37,7 @@ LANG_BUILDS = {
 def settings(name):
     """The compile-time settings a cubin's name carries: probe_BM256_S4_W1_R0.cubin -> {BM: 256, ...}."""
     parts = os.path.splitext(os.path.basename(name))[0].split("_")[1:]
-    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "WSS": "WSS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
+    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "BT": "BTMA", "PS": "PERSIST", "RA": "RNDA", "PF": "PF", "WSS": "WSS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
     out = {}
     for p in parts:
         for prefix, key in sorted(keys.items(), key=lambda kv: -len(kv[0])):
@@ -138,9 +138,10 @@ def main(argv=None):
                     function, smem, threads, takes_map = meta["function"], meta["shared"], meta.get("threads", 384), True
                     persistent = meta.get("persistent", False)
                     box_rows = meta.get("boxRows", 256)
+                    takes_map_b = meta.get("mapB", False)
                 else:
                     function, smem, threads, takes_map = next(v for key, v in LANG_BUILDS.items() if f.startswith(key + "_") or f == key + ".cubin")
-                    box_rows = 256
+                    box_rows, takes_map_b = 256, False
                 bm, ws = 256, 0
                 fn = driver.function(os.path.join(args.cubins, f), function, smem)
                 grid = (n // BN, m // bm, 1)
@@ -150,9 +151,15 @@ def main(argv=None):
             else:
                 bm, bk, stages = s["BM"], s.get("BK", 32), s["STAGES"]
                 ws = s.get("WS", 0)
-                smem = stages * (bm * bk * 4 + bk * (BN + 8) * 4) + 1024 + (256 if ws else 0)
+                # B's k-tile: padded rows for cp.async, or four dense 32-column boxes by TMA (BT1).
+                b_tile = bk * BN * 4 if s.get("BTMA") else bk * (BN + 8) * 4
+                smem = stages * (bm * bk * 4 + b_tile) + 1024 + (256 if ws else 0)
                 fn = driver.function(os.path.join(args.cubins, f), "wgmma_probe_ws" if ws else "wgmma_probe", smem)
                 grid = ((m // bm) * (n // BN), 1, 1)
+                if s.get("PERSIST"):
+                    # One block a multiprocessor (a whole number of clusters), each walking tiles.
+                    cluster = s.get("CLUSTER", 1)
+                    grid = (min(grid[0], props.multi_processor_count // cluster * cluster), 1, 1)
                 block = (384 if ws else 256, 1, 1)
             registers[f] = driver.attribute(fn, tm.CU_FUNC_ATTRIBUTE_NUM_REGS)
             packed = []
@@ -162,10 +169,14 @@ def main(argv=None):
                 if lang and takes_map:
                     # The rung takes A's tensor map as a buffer after C (createTensorMap's bytes, made here the same way).
                     _, address = tensor_map_a(driver, a.data_ptr(), m, k, box_rows)
-                    device_map = torch.frombuffer(bytearray(ctypes.string_at(address, 128)), dtype=torch.uint8).to(device)
-                    values = values + [("ptr", device_map.data_ptr())]
+                    device_maps = [torch.frombuffer(bytearray(ctypes.string_at(address, 128)), dtype=torch.uint8).to(device)]
+                    if takes_map_b:
+                        # And B's, in boxes of 32 k-rows x 32 columns.
+                        image = driver.tensor_map(b.data_ptr(), k, n, 32, 32)
+                        device_maps.append(torch.frombuffer(bytearray(image), dtype=torch.uint8).to(device))
+                    values = values + [("ptr", d.data_ptr()) for d in device_maps]
                     array, storage = tm.pack_arguments(values)
-                    storage = storage + [device_map]
+                    storage = storage + device_maps
                 elif ws and s.get("GMAP"):
                     # The map's 128 bytes in a device buffer, passed as a pointer (the language's tensor maps).
                     buffer, address = tensor_map_a(driver, a.data_ptr(), m, k, bm)
@@ -177,7 +188,16 @@ def main(argv=None):
                     # With clusters of two (CL2) each block copies half of A's tile: boxes of BM / 2 rows.
                     buffer, address = tensor_map_a(driver, a.data_ptr(), m, k, bm // s.get("CLUSTER", 1))
                     storage = storage + [buffer]
-                    array = (ctypes.c_void_p * (len(values) + 1))(*list(array), address)
+                    extra = [address]
+                    if s.get("BTMA"):
+                        # B (K x N) in boxes of 32 k-rows x 32 columns, 128-byte swizzle.
+                        image = driver.tensor_map(b.data_ptr(), k, n, 32, 32)
+                        buffer_b = ctypes.create_string_buffer(256)
+                        address_b = (ctypes.addressof(buffer_b) + 63) & ~63
+                        ctypes.memmove(address_b, image, 128)
+                        storage = storage + [buffer_b]
+                        extra.append(address_b)
+                    array = (ctypes.c_void_p * (len(values) + len(extra)))(*list(array), *extra)
                 packed.append((array, storage))
             info[f] = {"settings": s, "grid": grid, "block": list(block), "dynamicSharedBytes": smem}
 

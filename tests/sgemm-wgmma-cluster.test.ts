@@ -1,8 +1,10 @@
 /**
- * The TF32 SGEMM in clusters of two blocks (examples/sgemm-wgmma-cluster.ts) on the CPU backend, where the
- * blocks of a cluster run together (js.ts's clusterRunner): each block's multicast copy fills both blocks'
- * stages, and both blocks' consumers release each stage on both blocks' empty barriers, so a wrong mask, a
- * missing remote arrival or a wrong rank shows as wrong results or a reported deadlock. Against float64 within
+ * The TF32 SGEMM in clusters of two blocks on a persistent grid (examples/sgemm-wgmma-cluster.ts) on the CPU
+ * backend, where the blocks of a cluster run together (js.ts's clusterRunner): each block's multicast copy fills
+ * both blocks' stages, both blocks' consumers release each stage on both blocks' empty barriers, and each cluster
+ * walks several tiles (grids of one cluster and of three for four units), so a wrong mask, a missing remote
+ * arrival, a wrong rank, a stage not released at a tile's end or a wrong column permutation shows as wrong
+ * results or a reported deadlock. Against float64 within
  * TF32's bound and bit for bit against the documented emulation (A truncated, B rounded), for α/β ≠ (1, 0) and
  * for β = 0 over C poisoned with NaN; a grid that is not a multiple of the cluster is refused. Fresh random inputs.
  */
@@ -17,14 +19,16 @@ import { emulateTf32Gemm, tf32WorstRatio } from "./tf32-gemm-reference.ts";
 const file = path.join(repoRoot, "examples", "sgemm-wgmma-cluster.ts");
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
 
-async function run(device: Device, kernel: KernelHandle, [m, n, k]: [number, number, number], alpha: number, beta: number, grid: [number, number] = [n / 128, m / 256]) {
+async function run(device: Device, kernel: KernelHandle, [m, n, k]: [number, number, number], alpha: number, beta: number, grid: [number, number] = [2, 1]) {
   const A = random(m * k);
   const B = random(k * n);
   const C0 = beta === 0 ? undefined : random(m * n);
   const C = device.createBuffer(C0 ? C0.slice() : new Float32Array(m * n).fill(Number.NaN));
   const bufferA = device.createBuffer(A);
+  const bufferB = device.createBuffer(B);
   const mapA = createTensorMap(device, bufferA, { rows: m, cols: k, boxRows: 128, boxCols: 32 });
-  await device.launch(kernel, { grid, args: [m, n, k, alpha, bufferA, device.createBuffer(B), beta, C, mapA] });
+  const mapB = createTensorMap(device, bufferB, { rows: k, cols: n, boxRows: 32, boxCols: 32 });
+  await device.launch(kernel, { grid, args: [m, n, k, alpha, bufferA, bufferB, beta, C, mapA, mapB] });
   return { gemm: { m, n, k, A, B, alpha, beta, C0 }, got: (await device.read(C)) as Float32Array };
 }
 
@@ -43,8 +47,8 @@ describe("sgemm-wgmma-cluster.ts on the CPU backend", () => {
     expect(tf32WorstRatio(gemm, got)).toBeLessThanOrEqual(1);
   });
 
-  it("with β = 0 ignores C (NaN before the launch), on worker threads", async () => {
-    const { gemm, got } = await run(new CpuDevice({ workers: 2 }), kernel, shape, 1.25, 0);
+  it("with β = 0 ignores C (NaN before the launch), on worker threads, three clusters for four units", async () => {
+    const { gemm, got } = await run(new CpuDevice({ workers: 2 }), kernel, shape, 1.25, 0, [6, 1]);
     expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm(gemm)));
   });
 
@@ -54,7 +58,7 @@ describe("sgemm-wgmma-cluster.ts on the CPU backend", () => {
   });
 
   it("refuses a grid that is not a multiple of the cluster", async () => {
-    await expect(run(new CpuDevice(), kernel, [256, 384, 64], 1, 0)).rejects.toThrow("it runs in clusters of [2, 1, 1] blocks, so its grid must be a multiple of that; [3, 1, 1] is not");
+    await expect(run(new CpuDevice(), kernel, [256, 512, 64], 1, 0, [3, 1])).rejects.toThrow("it runs in clusters of [2, 1, 1] blocks, so its grid must be a multiple of that; [3, 1, 1] is not");
   });
 });
 
@@ -70,7 +74,7 @@ describe("matmul(…, { precision: \"tf32\" }) and the clustered rung", () => {
     expect(chooseMatmul(new CpuDevice(), library, shape).rung.name).toBe("sgemm-tensorcore");
   });
 
-  it("runs through matmul() by name on the CPU, which makes A's tensor map with half-height boxes", async () => {
+  it("runs through matmul() by name on the CPU, which makes A's tensor map with half-height boxes and B's in 32×32 boxes", async () => {
     const [m, n, k] = [256, 256, 192];
     const device = new CpuDevice();
     const A = random(m * k);

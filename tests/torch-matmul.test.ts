@@ -104,6 +104,22 @@ describe("bench/torch-matmul-plan.ts", () => {
     ]);
   });
 
+  it("plans the clustered TF32 rung with A's and B's tensor maps and a persistent grid of whole clusters", () => {
+    const tf32 = compileKernelLibrary([path.join(repoRoot, "examples", "sgemm-wgmma-cluster.ts")], ["cuda"]);
+    const cubins = new KernelLibrary(
+      tf32.kernels.map((h): KernelHandle => ({ ...h, description: { ...h.description, outputs: { ...h.description.outputs, cuda: { ...h.description.outputs.cuda!, cubin: { file: `${h.description.name}.sm_90.cubin`, arch: "sm_90" } } } } })),
+    );
+    const [big, small] = makePlan([new KernelLibrary([...withCubins.kernels, ...cubins.kernels])], ["kernels-cubin"], [[4096, 4096, 4096], [768, 512, 256]]).shapes;
+    const cluster = big!.candidates.find((c) => c.rung === "sgemm-wgmma-cluster")!;
+    expect(cluster.tensorMapA).toEqual({ param: "mapA", boxRows: 128, boxCols: 32 });
+    expect(cluster.tensorMapB).toEqual({ param: "mapB", boxRows: 32, boxCols: 32 });
+    // 16 × 32 = 512 tiles: one block a multiprocessor (132, a whole number of clusters of two).
+    expect(cluster.grid).toEqual([h100Multiprocessors, 1, 1]);
+    expect(big!.matmulTf32?.split(" ")[0]).toBe("sgemm-wgmma-cluster");
+    // 768 × 512: 3 × 4 = 12 tiles, fewer than the multiprocessors: a block each.
+    expect(small!.candidates.find((c) => c.rung === "sgemm-wgmma-cluster")!.grid).toEqual([12, 1, 1]);
+  });
+
   it("refuses builds without a cubin", () => {
     expect(() => makePlan([cuda], ["kernels"], [[1000, 1000, 1000]])).toThrow(/which has no cubin in kernels/);
   });

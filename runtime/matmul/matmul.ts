@@ -323,14 +323,15 @@ const searchWgmmaWs: RungSearch = {
 };
 
 /**
- * The clustered rung (examples/sgemm-wgmma-cluster.ts): sgemm-wgmma-ws's stages in two arrays (A's 256×32 tiles,
- * B's 32×136), a "full" and an "empty" mbarrier a stage, no epilogue barrier (C goes out from the accumulators).
+ * The clustered rung (examples/sgemm-wgmma-cluster.ts): stages in two arrays (A's 256×32 tiles, B's 32×128 as
+ * four 32×32 boxes, both copied by the tensor memory accelerator), a "full" and an "empty" mbarrier a stage, no
+ * epilogue barrier (C goes out from the accumulators).
  */
 const searchWgmmaCluster: RungSearch = {
   space: { STAGES: [3, 4], SWIZZLE: [8] },
   invalid: searchWgmmaWs.invalid,
   threads: () => 384,
-  sharedBytes: (c) => searchWgmma.sharedBytes(c) + 8 * 2 * c.STAGES!,
+  sharedBytes: (c) => 4 * c.STAGES! * (256 * 32 + 32 * 128) + 1024 + 8 * 2 * c.STAGES!,
 };
 
 /**
@@ -359,17 +360,21 @@ const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / 
 export const matmulRungs: readonly Rung[] = [
   ...matmul16Rungs,
   {
-    // Clusters of two blocks sharing A's k-tiles by multicast: 86.6 % and 86.8 % of torch.mm TF32 at 4096³ and
-    // 8192³ on the H100, against 83.0 % and 81.0 % for sgemm-wgmma-ws in the same run
-    // (bench/results/2026-11-27-tf32-cluster-h100-run11.json). Column tiles in pairs: N a multiple of 256.
+    // Clusters of two blocks sharing A's k-tiles by multicast, B by the tensor memory accelerator too, a
+    // persistent grid: 97.8 % and 96.7 % of torch.mm TF32 at 4096³ and 8192³ on the H100
+    // (bench/results/2026-11-27-tf32-cluster-h100-run19.json). Column tiles in pairs: N a multiple of 256.
     name: "sgemm-wgmma-cluster",
     file: "examples/sgemm-wgmma-cluster.ts",
     kernel: "sgemmWgmmaCluster",
     precision: "tf32",
     cudaArch: "sm_90",
     multiples: () => [256, 256, 64],
-    grid: (m, n) => [n / 128, m / 256],
+    // Tiles (blocks' worth of work); the launch takes min(tiles, multiprocessors), whole clusters.
+    grid: (m, n) => [(n / 128) * (m / 256), 1],
+    persistent: true,
+    clusterBlocks: 2,
     tensorMapA: { boxRows: 128, boxCols: 32 },
+    tensorMapB: { boxRows: 32, boxCols: 32 },
     search: searchWgmmaCluster,
     notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
   },
@@ -651,8 +656,12 @@ export function matmulLaunch(
   const { rung, constants: c } = choice;
   const { m, n, k } = shape;
   const { args, release } = rungArguments(device, rung, [m, n, k, alpha, buffers.A, buffers.B, beta, buffers.C]);
-  // A persistent rung's blocks walk the tiles: no more of them than the GPU runs at once.
-  if (rung.persistent) return { grid: [Math.min(rung.grid(m, n, c)[0], multiprocessorsOf(device)), 1], args, release };
+  // A persistent rung's blocks walk the tiles: no more of them than the GPU runs at once, whole clusters.
+  if (rung.persistent) {
+    const cluster = rung.clusterBlocks ?? 1;
+    const blocks = Math.min(rung.grid(m, n, c)[0], multiprocessorsOf(device));
+    return { grid: [Math.max(cluster, blocks - (blocks % cluster)), 1], args, release };
+  }
   if (!rung.streamK) return { grid: rung.grid(m, n, c), args, release };
   const streamBlocks = streamBlocksFor(device, rung, c);
   const scratch = scratchFor(device, streamKScratchLengths(c, streamBlocks));
@@ -695,7 +704,8 @@ export function rungArguments(device: Device, rung: Rung, base: readonly [number
   if (!rung.tensorMapA) return { args: [...base], release: () => {} };
   const [m, n, k, , A, B, , C] = base;
   const maps = [createTensorMap(device, A, { rows: m, cols: k, ...rung.tensorMapA })];
-  // The 16-bit rungs also copy B in and store C out by the tensor memory accelerator.
+  // The clustered TF32 rung copies B by the tensor memory accelerator too; the 16-bit rungs also store C out.
+  if (rung.tensorMapB) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapB }));
   if (rung.tensorMapsBC) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapsBC.B }), createTensorMap(device, C, { rows: m, cols: n, ...rung.tensorMapsBC.C }));
   return { args: [...base, ...maps], release: () => maps.forEach((map) => device.free(map)) };
 }

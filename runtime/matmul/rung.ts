@@ -67,6 +67,8 @@ export interface Rung {
    * boxes of this size. Whoever launches the rung makes the map (`rungArguments`).
    */
   readonly tensorMapA?: { readonly boxRows: number; readonly boxCols: number };
+  /** The kernel takes B's tensor map too, after A's (B as rows = k, cols = n), in boxes of this size. */
+  readonly tensorMapB?: TensorMapBox;
   /**
    * The element type of A, B and C for the 16-bit rungs (matmul16.ts): `matmul()` takes them only for that
    * `dtype`, and the f32 rungs only for f32. Absent: f32.
@@ -79,6 +81,11 @@ export interface Rung {
   readonly tensorMapsBC?: { readonly B: TensorMapBox; readonly C: TensorMapBox };
   /** A persistent kernel: its grid is at most one block a multiprocessor, each block walking tiles. */
   readonly persistent?: true;
+  /**
+   * The blocks of the kernel's clusters (along x): a persistent rung's grid is then a multiple of it (the
+   * runtime refuses other grids).
+   */
+  readonly clusterBlocks?: number;
 }
 
 export interface TensorMapBox {
