@@ -469,7 +469,16 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
                    // their own (then one arrival a warp) and st.async into the other block's, whose bytes complete
                    // that block's full barrier (no release fence on the way); the consumers fence the async proxy
                    // after the wait. No multicast. 2: the same without the st.async (the other block's half of A is
-                   // left stale: a wrong product, timing what the stores into the other block cost).
+                   // left stale: a wrong product, timing what the stores into the other block cost). 3: the half
+                   // comes by TMA (one thread, WS_SD k-tiles ahead) into staging slots of shared memory instead of
+                   // by the threads' global loads; the threads read it there, round it, and store it as in 1.
+#endif
+#ifndef WS_SKIP
+#define WS_SKIP 0  // timing only, wrong products: with WS_RNDA, 1 leaves out the st.async into the other block, 2 the
+                   // stores into this block's own stage; without WS_RNDA, 4 adds the consumers' proxy fence after each wait
+#endif
+#ifndef WS_SD
+#define WS_SD 4  // WS_RNDA=3: staging slots of 16 KB for this block's half of A's k-tiles
 #endif
 #ifndef WS_PF
 #define WS_PF 0  // with WS_RNDA: thread 0 prefetches this block's half of A's k-tile WS_PF ahead into L2 (0: none)
@@ -514,7 +523,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
   const uint32_t raw = (uint32_t)__cvta_generic_to_shared(smem_raw);
   const uint32_t base = (raw + 1023) & ~1023u;
   unsigned char* basep = smem_raw + (base - raw);
+#if WS_RNDA == 3
+  const uint32_t staging = base + WS_STAGES * WS_STAGE_BYTES;  // WS_SD slots of 16 KB
+  const uint32_t bars = staging + WS_SD * (A_TILE_BYTES / 2);  // then staged[i] at bars + 8(2S + i), freed[i] after them
+#else
   const uint32_t bars = base + WS_STAGES * WS_STAGE_BYTES;  // full[s] at bars + 8s, empty[s] at bars + 8(S + s)
+#endif
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t = lane % 4;
   // With clusters the pair (cluster) walks the tiles: rank r takes column tile 2·(pair's column) + r of the same rows.
   const int rank = WS_CLUSTER == 2 ? (int)cluster_rank() : 0;
@@ -540,6 +554,12 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
       mbar_init(bars + 8 * s, WS_RNDA ? 5 : (WS_CPA || WS_BTMA) ? (WS_BTMA ? 1 : 128) : 129);
       mbar_init(bars + 8 * (WS_STAGES + s), 8 * WS_CLUSTER);
     }
+#if WS_RNDA == 3
+    for (int i = 0; i < WS_SD; i++) {
+      mbar_init(bars + 8 * (2 * WS_STAGES + i), 1);          // staged: thread 0's expect_tx, and the copy's bytes
+      mbar_init(bars + 8 * (2 * WS_STAGES + WS_SD + i), 4);  // freed: the producer's 4 warps have read the slot
+    }
+#endif
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
 #if WS_CLUSTER == 2
@@ -563,7 +583,38 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
         tile_of(first_unit + (it / KT) * unit_step, m0, n0);
         return A + (size_t)(m0 + rank * (BM / 2) + pr) * K + (it % KT) * BK + pc * 4;
       };
+#if WS_RNDA == 3
+      auto stage_in = [&](int it) {
+        // Thread 0: this block's half of A's k-tile `it` into staging slot it % SD, by TMA (not multicast).
+        const int slot = it % WS_SD;
+        const uint32_t staged = bars + 8 * (2 * WS_STAGES + slot);
+        int m0, n0;
+        tile_of(first_unit + (it / KT) * unit_step, m0, n0);
+        mbar_expect_tx(staged, A_TILE_BYTES / 2);
+        tma_load_2d(staging + slot * (A_TILE_BYTES / 2), &tmA, (it % KT) * BK, m0 + rank * (BM / 2), staged);
+      };
+      if (tid == 0)
+        for (int i = 0; i < WS_SD && i < total; i++) stage_in(i);
+#endif
       auto load = [&](int it, float4(&into)[8]) {
+#if WS_RNDA == 3
+        const int slot = it % WS_SD;
+        mbar_wait(bars + 8 * (2 * WS_STAGES + slot), (it / WS_SD) & 1);
+#pragma unroll
+        for (int i = 0; i < 8; i++) {
+          const int r = pr + 16 * i;
+          const uint32_t at = staging + slot * (A_TILE_BYTES / 2) + r * 128 + ((pc ^ (r & 7)) << 4);
+          asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(into[i].x), "=f"(into[i].y), "=f"(into[i].z), "=f"(into[i].w) : "r"(at) : "memory");
+        }
+        __syncwarp();
+        if ((tid & 31) == 0) mbar_arrive(bars + 8 * (2 * WS_STAGES + WS_SD + slot));
+        if (tid == 0 && it + WS_SD < total) {
+          // The slot is refilled once all four warps have read it.
+          mbar_wait(bars + 8 * (2 * WS_STAGES + WS_SD + slot), (it / WS_SD) & 1);
+          stage_in(it + WS_SD);
+        }
+        return;
+#endif
         const float* src = source(it);
 #pragma unroll
         for (int i = 0; i < 8; i++) into[i] = __ldg(reinterpret_cast<const float4*>(src + (size_t)16 * i * K));
@@ -587,7 +638,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
           tile_of(first_unit + (it / KT) * unit_step, m0, n0);
           // B's 16 KB by TMA and the other block's half of A (16 KB) by its st.async.
           // (WS_RNDA=2, timing only: no st.async, the other half of A stale.)
-          mbar_expect_tx(full, WS_B_TILE_BYTES + (WS_RNDA == 2 ? 0 : A_TILE_BYTES / 2));
+          mbar_expect_tx(full, WS_B_TILE_BYTES + ((WS_RNDA == 2 || (WS_SKIP & 1)) ? 0 : A_TILE_BYTES / 2));
 #pragma unroll
           for (int b = 0; b < BN / 32; b++) tma_load_2d(bs + b * 4096, &tmB, n0 + 32 * b, (it % KT) * BK, full);
         }
@@ -597,12 +648,20 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
           const int r = rank * (BM / 2) + pr + 16 * i;
           const uint32_t at = as + r * 128 + ((pc ^ (r & 7)) << 4);
           const uint32_t x = tf32(from[i].x), y = tf32(from[i].y), z = tf32(from[i].z), w = tf32(from[i].w);
-          st_shared_v4(at, x, y, z, w);
-          if (WS_RNDA != 2) st_async_v4(map_cluster(at, peer), x, y, z, w, remoteFull);
+          if (!(WS_SKIP & 2)) st_shared_v4(at, x, y, z, w);
+          if (WS_RNDA != 2 && !(WS_SKIP & 1)) st_async_v4(map_cluster(at, peer), x, y, z, w, remoteFull);
         }
         __syncwarp();
         if ((tid & 31) == 0) mbar_arrive(full);
       };
+#if WS_RNDA == 3
+      // The staging slots keep the copies WS_SD k-tiles ahead: one register set suffices.
+      for (int it = 0; it < total; it++) {
+        float4 v[8];
+        load(it, v);
+        fill(it, v);
+      }
+#else
       // Three register sets: the loads of k-tile it + 2 are in flight while k-tile it is stored.
       float4 v0[8], v1[8], v2[8];
       if (total > 0) load(0, v0);
@@ -615,6 +674,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
         if (it + 4 < total) load(it + 4, v1);
         if (it + 2 < total) fill(it + 2, v2);
       }
+#endif
     }
     cluster_sync();
     return;
@@ -706,7 +766,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
   auto step = [&](int it, bool first, uint32_t(&a)[4][4], const uint32_t(&prev)[4][4]) {
     const int s = it % WS_STAGES;
     mbar_wait(bars + 8 * s, (it / WS_STAGES) & 1);
-#if WS_RNDA
+#if WS_RNDA || (WS_SKIP & 4)
     fence_proxy_async();  // A's k-tile was written by st.shared / st.async (generic proxy); wgmma reads it through the async one
 #endif
 #if WS_CPA

@@ -37,7 +37,7 @@ LANG_BUILDS = {
 def settings(name):
     """The compile-time settings a cubin's name carries: probe_BM256_S4_W1_R0.cubin -> {BM: 256, ...}."""
     parts = os.path.splitext(os.path.basename(name))[0].split("_")[1:]
-    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "BT": "BTMA", "PS": "PERSIST", "RA": "RNDA", "PF": "PF", "WSS": "WSS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
+    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "BT": "BTMA", "PS": "PERSIST", "RA": "RNDA", "PF": "PF", "SD": "SD", "SK": "SKIP", "WSS": "WSS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
     out = {}
     for p in parts:
         for prefix, key in sorted(keys.items(), key=lambda kv: -len(kv[0])):
@@ -154,6 +154,9 @@ def main(argv=None):
                 # B's k-tile: padded rows for cp.async, or four dense 32-column boxes by TMA (BT1).
                 b_tile = bk * BN * 4 if s.get("BTMA") else bk * (BN + 8) * 4
                 smem = stages * (bm * bk * 4 + b_tile) + 1024 + (256 if ws else 0)
+                if s.get("RNDA") == 3:
+                    # Staging slots of half an A k-tile (WS_SD, 4 unless the name says).
+                    smem += s.get("SD", 4) * bm * bk * 2
                 fn = driver.function(os.path.join(args.cubins, f), "wgmma_probe_ws" if ws else "wgmma_probe", smem)
                 grid = ((m // bm) * (n // BN), 1, 1)
                 if s.get("PERSIST"):
