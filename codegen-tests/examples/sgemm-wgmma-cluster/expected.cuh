@@ -3,13 +3,13 @@
 #pragma once
 #include <cuda_runtime.h>
 
-extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaCluster_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA);
+extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaCluster_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB);
 
 // Launches sgemmWgmmaCluster_STAGES_4_SWIZZLE_8 with its fixed block 384×1×1; returns the launch error, if any.
-static inline cudaError_t launch_sgemmWgmmaCluster_STAGES_4_SWIZZLE_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C, const unsigned int* mapA) {
-  // 201792 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(sgemmWgmmaCluster_STAGES_4_SWIZZLE_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 201792);
+static inline cudaError_t launch_sgemmWgmmaCluster_STAGES_4_SWIZZLE_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C, const unsigned int* mapA, const unsigned int* mapB) {
+  // 197696 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(sgemmWgmmaCluster_STAGES_4_SWIZZLE_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 197696);
   if (raised != cudaSuccess) return raised;
-  sgemmWgmmaCluster_STAGES_4_SWIZZLE_8<<<grid, dim3(384, 1, 1), 201792, stream>>>(M, N, K, alpha, A, B, beta, C, mapA);
+  sgemmWgmmaCluster_STAGES_4_SWIZZLE_8<<<grid, dim3(384, 1, 1), 197696, stream>>>(M, N, K, alpha, A, B, beta, C, mapA, mapB);
   return cudaGetLastError();
 }

@@ -324,6 +324,24 @@ function subgroup(op, type, a, b, r, threads, size, done, chk, where, first = 0)
   }
 }
 
+function unitRow(u, M, N, swizzle) {
+  const groupUnits = imul(swizzle, ((((N / 128) | 0) / 2) | 0));
+  const firstRow = imul(((u / groupUnits) | 0), swizzle);
+  const groupRows = Math.min(((((M / 256) | 0) - firstRow) | 0), swizzle);
+  return imul(((firstRow + ((((u % groupUnits) | 0) % groupRows) | 0)) | 0), 256);
+}
+
+function unitPair(u, M, N, swizzle) {
+  const groupUnits = imul(swizzle, ((((N / 128) | 0) / 2) | 0));
+  const firstRow = imul(((u / groupUnits) | 0), swizzle);
+  const groupRows = Math.min(((((M / 256) | 0) - firstRow) | 0), swizzle);
+  return (((u % groupUnits) | 0) / groupRows) | 0;
+}
+
+function swizzle128(i) {
+  return i ^ (((i >> 5) & 7) << 2);
+}
+
 // Kernel sgemmWgmmaCluster specialized for STAGES = 4, SWIZZLE = 8: runs one block.
 export function sgemmWgmmaCluster_STAGES_4_SWIZZLE_8(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   if (blockIdx[0] % 2 !== 0 || blockIdx[1] % 1 !== 0 || blockIdx[2] % 1 !== 0) return;
@@ -337,271 +355,293 @@ export function sgemmWgmmaCluster_STAGES_4_SWIZZLE_8(args, blockIdx, blockDim, g
 
 function sgemmWgmmaCluster_STAGES_4_SWIZZLE_8_block(args, blockIdx, blockDim, gridDim, chk, subgroupSize, clusterBlocks, clusterRankValue) {
   const sg = subgroupSize ?? 32;
-  const [M, N, K, alpha, A, B, beta, C, mapA] = args;
+  const [M, N, K, alpha, A, B, beta, C, mapA, mapB] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
   const nx = 384, ny = 1, nz = 1, threads = 384;
   const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
   const aTiles = new Float32Array(32768);
-  const bTiles = new Float32Array(17408);
+  const bTiles = new Float32Array(16384);
   const full = new Int32Array(20);
   const empty = new Int32Array(20);
   const acc = new Float32Array(threads * 128);
   const a = new Float32Array(threads * 32);
+  const atQ_slots = new Int32Array(threads);
+  const atQ4_slots = new Int32Array(threads);
   clusterBlocks[clusterRankValue] = { aTiles, bTiles, full, empty };
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
-    const pairs = (gx / 2) | 0;
-    const pid = (imul(by, pairs) + (bx >> 1)) | 0;
-    const groupBlocks = imul(8, pairs);
-    const firstRow = imul(((pid / groupBlocks) | 0), 8);
-    const groupRows = Math.min(((gy - firstRow) | 0), 8);
-    const m0 = imul(((firstRow + ((((pid % groupBlocks) | 0) % groupRows) | 0)) | 0), 256);
-    const n0 = imul(((imul(((((pid % groupBlocks) | 0) / groupRows) | 0), 2) + clusterRankValue) | 0), 128);
+    const clusters = (gx / 2) | 0;
+    const units = imul(((M / 256) | 0), ((((N / 128) | 0) / 2) | 0));
     const steps = (K / 32) | 0;
     threads0: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       const tx = t;
       const tid = tx;
       if (tid === 0) {
         for (let s = 0; s < 4; s = (s + 1) | 0) {
-          mbarrierInit(full, 4, s, 129);
+          mbarrierInit(full, 4, s, 1);
           mbarrierInit(empty, 4, s, 16);
         }
       }
     }
     yield 1;
     if (warpgroupIndex === 0) {
+      let it = 0;
       threads1: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       }
-      let kt = 0;
+      let u = bx >> 1;
       loop0: for (;;) {
-        if (!(kt < steps)) break;
+        if (!(u < units)) break;
         body0: {
-          const s_1 = (kt % 4) | 0;
-          if (kt >= 4) {
-            while (!mbarrierDone(empty, 4, s_1, ((((kt / 4) | 0) + 1) | 0) & 1)) yield "waitBarrier(empty, …)";
-          }
-          threads2: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
-            const tx = t;
-            const tid = tx;
-            if (tid === 0) {
-              mbarrierArriveExpect(full, 4, s_1, 32768);
-              for (const clusterPeerBlock of clusterPeers(clusterBlocks, 3)) tileCopy(clusterPeerBlock.aTiles, "aTiles", 32768, (imul(imul(s_1, 256), 32) + imul(imul(clusterRankValue, 128), 32)) | 0, A, mapA, imul(kt, 32), (m0 + imul(clusterRankValue, 128)) | 0, clusterPeerBlock.full, 4, s_1);
-            }
-            for (let i = 0; i < 8; i = (i + 1) | 0) {
-              const c = (tid + imul(i, 128)) | 0;
-              const r = c >> 5;
-              const piece = c & 31;
-              {
-                const copied0 = B[((((imul(((imul(kt, 32) + r) | 0), N) + n0) | 0) + imul(piece, 4)) | 0)];
-                const copied1 = B[((((((imul(((imul(kt, 32) + r) | 0), N) + n0) | 0) + imul(piece, 4)) | 0) + 1) | 0)];
-                const copied2 = B[((((((imul(((imul(kt, 32) + r) | 0), N) + n0) | 0) + imul(piece, 4)) | 0) + 2) | 0)];
-                const copied3 = B[((((((imul(((imul(kt, 32) + r) | 0), N) + n0) | 0) + imul(piece, 4)) | 0) + 3) | 0)];
-                bTiles[((((imul(imul(s_1, 32), 136) + imul(r, 136)) | 0) + imul(piece, 4)) | 0)] = copied0;
-                bTiles[((((((imul(imul(s_1, 32), 136) + imul(r, 136)) | 0) + imul(piece, 4)) | 0) + 1) | 0)] = copied1;
-                bTiles[((((((imul(imul(s_1, 32), 136) + imul(r, 136)) | 0) + imul(piece, 4)) | 0) + 2) | 0)] = copied2;
-                bTiles[((((((imul(imul(s_1, 32), 136) + imul(r, 136)) | 0) + imul(piece, 4)) | 0) + 3) | 0)] = copied3;
+          const m0 = unitRow(u, M, N, 8);
+          const n0 = imul(((imul(unitPair(u, M, N, 8), 2) + clusterRankValue) | 0), 128);
+          let kt = 0;
+          loop1: for (;;) {
+            if (!(kt < steps)) break;
+            body1: {
+              const s_1 = (it % 4) | 0;
+              if (it >= 4) {
+                while (!mbarrierDone(empty, 4, s_1, ((((it / 4) | 0) + 1) | 0) & 1)) yield "waitBarrier(empty, …)";
               }
-            }
-            mbarrierArrive(full, 4, s_1, true);
-          }
-        }
-        kt = (kt + 1) | 0;
-      }
-    } else {
-      const group = (warpgroupIndex - 1) | 0;
-      threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
-        acc[t * 128 + 0] = 0;
-        acc[t * 128 + 1] = 0;
-        acc[t * 128 + 2] = 0;
-        acc[t * 128 + 3] = 0;
-        acc[t * 128 + 4] = 0;
-        acc[t * 128 + 5] = 0;
-        acc[t * 128 + 6] = 0;
-        acc[t * 128 + 7] = 0;
-        acc[t * 128 + 8] = 0;
-        acc[t * 128 + 9] = 0;
-        acc[t * 128 + 10] = 0;
-        acc[t * 128 + 11] = 0;
-        acc[t * 128 + 12] = 0;
-        acc[t * 128 + 13] = 0;
-        acc[t * 128 + 14] = 0;
-        acc[t * 128 + 15] = 0;
-        acc[t * 128 + 16] = 0;
-        acc[t * 128 + 17] = 0;
-        acc[t * 128 + 18] = 0;
-        acc[t * 128 + 19] = 0;
-        acc[t * 128 + 20] = 0;
-        acc[t * 128 + 21] = 0;
-        acc[t * 128 + 22] = 0;
-        acc[t * 128 + 23] = 0;
-        acc[t * 128 + 24] = 0;
-        acc[t * 128 + 25] = 0;
-        acc[t * 128 + 26] = 0;
-        acc[t * 128 + 27] = 0;
-        acc[t * 128 + 28] = 0;
-        acc[t * 128 + 29] = 0;
-        acc[t * 128 + 30] = 0;
-        acc[t * 128 + 31] = 0;
-        acc[t * 128 + 32] = 0;
-        acc[t * 128 + 33] = 0;
-        acc[t * 128 + 34] = 0;
-        acc[t * 128 + 35] = 0;
-        acc[t * 128 + 36] = 0;
-        acc[t * 128 + 37] = 0;
-        acc[t * 128 + 38] = 0;
-        acc[t * 128 + 39] = 0;
-        acc[t * 128 + 40] = 0;
-        acc[t * 128 + 41] = 0;
-        acc[t * 128 + 42] = 0;
-        acc[t * 128 + 43] = 0;
-        acc[t * 128 + 44] = 0;
-        acc[t * 128 + 45] = 0;
-        acc[t * 128 + 46] = 0;
-        acc[t * 128 + 47] = 0;
-        acc[t * 128 + 48] = 0;
-        acc[t * 128 + 49] = 0;
-        acc[t * 128 + 50] = 0;
-        acc[t * 128 + 51] = 0;
-        acc[t * 128 + 52] = 0;
-        acc[t * 128 + 53] = 0;
-        acc[t * 128 + 54] = 0;
-        acc[t * 128 + 55] = 0;
-        acc[t * 128 + 56] = 0;
-        acc[t * 128 + 57] = 0;
-        acc[t * 128 + 58] = 0;
-        acc[t * 128 + 59] = 0;
-        acc[t * 128 + 60] = 0;
-        acc[t * 128 + 61] = 0;
-        acc[t * 128 + 62] = 0;
-        acc[t * 128 + 63] = 0;
-        acc[t * 128 + 64] = 0;
-        acc[t * 128 + 65] = 0;
-        acc[t * 128 + 66] = 0;
-        acc[t * 128 + 67] = 0;
-        acc[t * 128 + 68] = 0;
-        acc[t * 128 + 69] = 0;
-        acc[t * 128 + 70] = 0;
-        acc[t * 128 + 71] = 0;
-        acc[t * 128 + 72] = 0;
-        acc[t * 128 + 73] = 0;
-        acc[t * 128 + 74] = 0;
-        acc[t * 128 + 75] = 0;
-        acc[t * 128 + 76] = 0;
-        acc[t * 128 + 77] = 0;
-        acc[t * 128 + 78] = 0;
-        acc[t * 128 + 79] = 0;
-        acc[t * 128 + 80] = 0;
-        acc[t * 128 + 81] = 0;
-        acc[t * 128 + 82] = 0;
-        acc[t * 128 + 83] = 0;
-        acc[t * 128 + 84] = 0;
-        acc[t * 128 + 85] = 0;
-        acc[t * 128 + 86] = 0;
-        acc[t * 128 + 87] = 0;
-        acc[t * 128 + 88] = 0;
-        acc[t * 128 + 89] = 0;
-        acc[t * 128 + 90] = 0;
-        acc[t * 128 + 91] = 0;
-        acc[t * 128 + 92] = 0;
-        acc[t * 128 + 93] = 0;
-        acc[t * 128 + 94] = 0;
-        acc[t * 128 + 95] = 0;
-        acc[t * 128 + 96] = 0;
-        acc[t * 128 + 97] = 0;
-        acc[t * 128 + 98] = 0;
-        acc[t * 128 + 99] = 0;
-        acc[t * 128 + 100] = 0;
-        acc[t * 128 + 101] = 0;
-        acc[t * 128 + 102] = 0;
-        acc[t * 128 + 103] = 0;
-        acc[t * 128 + 104] = 0;
-        acc[t * 128 + 105] = 0;
-        acc[t * 128 + 106] = 0;
-        acc[t * 128 + 107] = 0;
-        acc[t * 128 + 108] = 0;
-        acc[t * 128 + 109] = 0;
-        acc[t * 128 + 110] = 0;
-        acc[t * 128 + 111] = 0;
-        acc[t * 128 + 112] = 0;
-        acc[t * 128 + 113] = 0;
-        acc[t * 128 + 114] = 0;
-        acc[t * 128 + 115] = 0;
-        acc[t * 128 + 116] = 0;
-        acc[t * 128 + 117] = 0;
-        acc[t * 128 + 118] = 0;
-        acc[t * 128 + 119] = 0;
-        acc[t * 128 + 120] = 0;
-        acc[t * 128 + 121] = 0;
-        acc[t * 128 + 122] = 0;
-        acc[t * 128 + 123] = 0;
-        acc[t * 128 + 124] = 0;
-        acc[t * 128 + 125] = 0;
-        acc[t * 128 + 126] = 0;
-        acc[t * 128 + 127] = 0;
-      }
-      let step = 0;
-      loop1: for (;;) {
-        if (!(step < steps)) break;
-        body1: {
-          let h = 0;
-          loop2: for (;;) {
-            if (!(h < 2)) break;
-            body2: {
-              const kt_1 = (step + h) | 0;
-              const s_2 = (kt_1 % 4) | 0;
-              while (!mbarrierDone(full, 4, s_2, ((kt_1 / 4) | 0) & 1)) yield "waitBarrier(full, …)";
-              threads4: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+              it = (it + 1) | 0;
+              threads2: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                 const tx = t;
-                const ty = (t / nx) | 0;
-                const tz = (t / (nx * ny)) | 0;
-                for (let j = 0; j < 4; j = (j + 1) | 0) {
-                  {
-                    const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127;
-                    const laneGroup = (lane >> 2) & 7;
-                    const lanePlace = lane & 3;
-                    const element = (((((((imul(imul(s_2, 32), 136) + imul(imul(8, j), 136)) | 0) + imul(group, 64)) | 0) + imul(((laneGroup + imul((lane >> 5), 16)) | 0), 1)) | 0) + imul(lanePlace, 136)) | 0;
-                    a[t * 32 + imul(((imul(h, 4) + j) | 0), 4)] = roundTf32(bTiles[element]);
-                    a[t * 32 + ((imul(((imul(h, 4) + j) | 0), 4) + 1) | 0)] = roundTf32(bTiles[((element + 8) | 0)]);
-                    a[t * 32 + ((imul(((imul(h, 4) + j) | 0), 4) + 2) | 0)] = roundTf32(bTiles[((element + 544) | 0)]);
-                    a[t * 32 + ((imul(((imul(h, 4) + j) | 0), 4) + 3) | 0)] = roundTf32(bTiles[((((element + 8) | 0) + 544) | 0)]);
+                const tid = tx;
+                if (tid === 0) {
+                  mbarrierArriveExpect(full, 4, s_1, 49152);
+                  for (const clusterPeerBlock of clusterPeers(clusterBlocks, 3)) tileCopy(clusterPeerBlock.aTiles, "aTiles", 32768, (imul(imul(s_1, 256), 32) + imul(imul(clusterRankValue, 128), 32)) | 0, A, mapA, imul(kt, 32), (m0 + imul(clusterRankValue, 128)) | 0, clusterPeerBlock.full, 4, s_1);
+                  for (let b = 0; b < 4; b = (b + 1) | 0) {
+                    tileCopy(bTiles, "bTiles", 16384, (imul(imul(s_1, 32), 128) + imul(imul(b, 32), 32)) | 0, B, mapB, (n0 + imul(32, b)) | 0, imul(kt, 32), full, 4, s_1);
                   }
                 }
               }
-              let j_1 = 0;
-              loop3: for (;;) {
-                if (!(j_1 < 4)) break;
-                body3: {
-                  wgmmaM64k8(256, acc, 128, 0, a, 32, (imul(h, 4) + j_1) | 0, aTiles, (imul(imul(s_2, 256), 32) + imul(8, j_1)) | 0, warpgroupEnd, warpgroupFirst);
+            }
+            kt = (kt + 1) | 0;
+          }
+        }
+        u = (u + clusters) | 0;
+      }
+    } else {
+      const group = (warpgroupIndex - 1) | 0;
+      const box = imul(imul(imul(2, group), 32), 32);
+      let it_1 = 0;
+      threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+        const tx = t;
+        let atQ = atQ_slots[t];
+        let atQ4 = atQ4_slots[t];
+        const tid = tx;
+        const lane = tid & 31;
+        const g = lane >> 2;
+        const q = lane & 3;
+        const columnInBox = (((imul(4, ((tid >> 5) & 3)) + (g & 3)) | 0) + imul(16, (g >> 2))) | 0;
+        atQ = (box + swizzle128(((imul(32, q) + columnInBox) | 0))) | 0;
+        atQ4 = (box + swizzle128(((imul(32, ((q + 4) | 0)) + columnInBox) | 0))) | 0;
+        atQ_slots[t] = atQ;
+        atQ4_slots[t] = atQ4;
+      }
+      let u_1 = bx >> 1;
+      loop2: for (;;) {
+        if (!(u_1 < units)) break;
+        body2: {
+          const m0_1 = unitRow(u_1, M, N, 8);
+          const n0_1 = imul(((imul(unitPair(u_1, M, N, 8), 2) + clusterRankValue) | 0), 128);
+          threads4: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            acc[t * 128 + 0] = 0;
+            acc[t * 128 + 1] = 0;
+            acc[t * 128 + 2] = 0;
+            acc[t * 128 + 3] = 0;
+            acc[t * 128 + 4] = 0;
+            acc[t * 128 + 5] = 0;
+            acc[t * 128 + 6] = 0;
+            acc[t * 128 + 7] = 0;
+            acc[t * 128 + 8] = 0;
+            acc[t * 128 + 9] = 0;
+            acc[t * 128 + 10] = 0;
+            acc[t * 128 + 11] = 0;
+            acc[t * 128 + 12] = 0;
+            acc[t * 128 + 13] = 0;
+            acc[t * 128 + 14] = 0;
+            acc[t * 128 + 15] = 0;
+            acc[t * 128 + 16] = 0;
+            acc[t * 128 + 17] = 0;
+            acc[t * 128 + 18] = 0;
+            acc[t * 128 + 19] = 0;
+            acc[t * 128 + 20] = 0;
+            acc[t * 128 + 21] = 0;
+            acc[t * 128 + 22] = 0;
+            acc[t * 128 + 23] = 0;
+            acc[t * 128 + 24] = 0;
+            acc[t * 128 + 25] = 0;
+            acc[t * 128 + 26] = 0;
+            acc[t * 128 + 27] = 0;
+            acc[t * 128 + 28] = 0;
+            acc[t * 128 + 29] = 0;
+            acc[t * 128 + 30] = 0;
+            acc[t * 128 + 31] = 0;
+            acc[t * 128 + 32] = 0;
+            acc[t * 128 + 33] = 0;
+            acc[t * 128 + 34] = 0;
+            acc[t * 128 + 35] = 0;
+            acc[t * 128 + 36] = 0;
+            acc[t * 128 + 37] = 0;
+            acc[t * 128 + 38] = 0;
+            acc[t * 128 + 39] = 0;
+            acc[t * 128 + 40] = 0;
+            acc[t * 128 + 41] = 0;
+            acc[t * 128 + 42] = 0;
+            acc[t * 128 + 43] = 0;
+            acc[t * 128 + 44] = 0;
+            acc[t * 128 + 45] = 0;
+            acc[t * 128 + 46] = 0;
+            acc[t * 128 + 47] = 0;
+            acc[t * 128 + 48] = 0;
+            acc[t * 128 + 49] = 0;
+            acc[t * 128 + 50] = 0;
+            acc[t * 128 + 51] = 0;
+            acc[t * 128 + 52] = 0;
+            acc[t * 128 + 53] = 0;
+            acc[t * 128 + 54] = 0;
+            acc[t * 128 + 55] = 0;
+            acc[t * 128 + 56] = 0;
+            acc[t * 128 + 57] = 0;
+            acc[t * 128 + 58] = 0;
+            acc[t * 128 + 59] = 0;
+            acc[t * 128 + 60] = 0;
+            acc[t * 128 + 61] = 0;
+            acc[t * 128 + 62] = 0;
+            acc[t * 128 + 63] = 0;
+            acc[t * 128 + 64] = 0;
+            acc[t * 128 + 65] = 0;
+            acc[t * 128 + 66] = 0;
+            acc[t * 128 + 67] = 0;
+            acc[t * 128 + 68] = 0;
+            acc[t * 128 + 69] = 0;
+            acc[t * 128 + 70] = 0;
+            acc[t * 128 + 71] = 0;
+            acc[t * 128 + 72] = 0;
+            acc[t * 128 + 73] = 0;
+            acc[t * 128 + 74] = 0;
+            acc[t * 128 + 75] = 0;
+            acc[t * 128 + 76] = 0;
+            acc[t * 128 + 77] = 0;
+            acc[t * 128 + 78] = 0;
+            acc[t * 128 + 79] = 0;
+            acc[t * 128 + 80] = 0;
+            acc[t * 128 + 81] = 0;
+            acc[t * 128 + 82] = 0;
+            acc[t * 128 + 83] = 0;
+            acc[t * 128 + 84] = 0;
+            acc[t * 128 + 85] = 0;
+            acc[t * 128 + 86] = 0;
+            acc[t * 128 + 87] = 0;
+            acc[t * 128 + 88] = 0;
+            acc[t * 128 + 89] = 0;
+            acc[t * 128 + 90] = 0;
+            acc[t * 128 + 91] = 0;
+            acc[t * 128 + 92] = 0;
+            acc[t * 128 + 93] = 0;
+            acc[t * 128 + 94] = 0;
+            acc[t * 128 + 95] = 0;
+            acc[t * 128 + 96] = 0;
+            acc[t * 128 + 97] = 0;
+            acc[t * 128 + 98] = 0;
+            acc[t * 128 + 99] = 0;
+            acc[t * 128 + 100] = 0;
+            acc[t * 128 + 101] = 0;
+            acc[t * 128 + 102] = 0;
+            acc[t * 128 + 103] = 0;
+            acc[t * 128 + 104] = 0;
+            acc[t * 128 + 105] = 0;
+            acc[t * 128 + 106] = 0;
+            acc[t * 128 + 107] = 0;
+            acc[t * 128 + 108] = 0;
+            acc[t * 128 + 109] = 0;
+            acc[t * 128 + 110] = 0;
+            acc[t * 128 + 111] = 0;
+            acc[t * 128 + 112] = 0;
+            acc[t * 128 + 113] = 0;
+            acc[t * 128 + 114] = 0;
+            acc[t * 128 + 115] = 0;
+            acc[t * 128 + 116] = 0;
+            acc[t * 128 + 117] = 0;
+            acc[t * 128 + 118] = 0;
+            acc[t * 128 + 119] = 0;
+            acc[t * 128 + 120] = 0;
+            acc[t * 128 + 121] = 0;
+            acc[t * 128 + 122] = 0;
+            acc[t * 128 + 123] = 0;
+            acc[t * 128 + 124] = 0;
+            acc[t * 128 + 125] = 0;
+            acc[t * 128 + 126] = 0;
+            acc[t * 128 + 127] = 0;
+          }
+          let step = 0;
+          loop3: for (;;) {
+            if (!(step < steps)) break;
+            body3: {
+              let h = 0;
+              loop4: for (;;) {
+                if (!(h < 2)) break;
+                body4: {
+                  const kt_1 = (step + h) | 0;
+                  const s_2 = (it_1 % 4) | 0;
+                  while (!mbarrierDone(full, 4, s_2, ((it_1 / 4) | 0) & 1)) yield "waitBarrier(full, …)";
+                  const stageB = imul(imul(s_2, 32), 128);
+                  threads5: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                    let atQ = atQ_slots[t];
+                    let atQ4 = atQ4_slots[t];
+                    for (let j = 0; j < 4; j = (j + 1) | 0) {
+                      a[t * 32 + ((imul(((imul(h, 4) + j) | 0), 4) + 0) | 0)] = roundTf32(bTiles[((((stageB + atQ) | 0) + imul(256, j)) | 0)]);
+                      a[t * 32 + ((imul(((imul(h, 4) + j) | 0), 4) + 1) | 0)] = roundTf32(bTiles[((((((stageB + atQ) | 0) + 1024) | 0) + imul(256, j)) | 0)]);
+                      a[t * 32 + ((imul(((imul(h, 4) + j) | 0), 4) + 2) | 0)] = roundTf32(bTiles[((((stageB + atQ4) | 0) + imul(256, j)) | 0)]);
+                      a[t * 32 + ((imul(((imul(h, 4) + j) | 0), 4) + 3) | 0)] = roundTf32(bTiles[((((((stageB + atQ4) | 0) + 1024) | 0) + imul(256, j)) | 0)]);
+                    }
+                  }
+                  let j_1 = 0;
+                  loop5: for (;;) {
+                    if (!(j_1 < 4)) break;
+                    body5: {
+                      wgmmaM64k8(256, acc, 128, 0, a, 32, (imul(h, 4) + j_1) | 0, aTiles, (imul(imul(s_2, 256), 32) + imul(8, j_1)) | 0, warpgroupEnd, warpgroupFirst);
+                    }
+                    j_1 = (j_1 + 1) | 0;
+                  }
+                  threads6: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                    const tx = t;
+                    const tid = tx;
+                    if ((kt_1 > 0) && ((tid & 31) < 2)) {
+                      mbarrierArrive(clusterPeer(clusterBlocks, tid & 31).empty, 4, (((((it_1 + 4) | 0) - 1) | 0) % 4) | 0, false);
+                    }
+                  }
+                  it_1 = (it_1 + 1) | 0;
                 }
-                j_1 = (j_1 + 1) | 0;
-              }
-              threads5: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
-                const tx = t;
-                const tid = tx;
-                if ((kt_1 > 0) && ((tid & 31) < 2)) {
-                  mbarrierArrive(clusterPeer(clusterBlocks, tid & 31).empty, 4, (((((kt_1 + 4) | 0) - 1) | 0) % 4) | 0, false);
-                }
+                h = (h + 1) | 0;
               }
             }
-            h = (h + 1) | 0;
+            step = (step + 2) | 0;
+          }
+          threads7: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            const tx = t;
+            const ty = (t / nx) | 0;
+            const tz = (t / (nx * ny)) | 0;
+            const tid = tx;
+            const lane = tid & 31;
+            const g = lane >> 2;
+            const columnInBox = (((imul(4, ((tid >> 5) & 3)) + (g & 3)) | 0) + imul(16, (g >> 2))) | 0;
+            if ((tid & 31) < 2) {
+              mbarrierArrive(clusterPeer(clusterBlocks, tid & 31).empty, 4, (((((it_1 + 4) | 0) - 1) | 0) % 4) | 0, false);
+            }
+            const base = (((((imul(m0_1, N) + n0_1) | 0) + imul(group, 64)) | 0) + columnInBox) | 0;
+            for (let e = 0; e < 128; e = (e + 1) | 0) {
+              const at = (((base + imul(((((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0) + imul(((e >> 6) & 1), 128)) | 0), N)) | 0) + imul((e & 2), 16)) | 0;
+              if (beta === 0) {
+                C[at] = fround(alpha * acc[t * 128 + ((0 + e) | 0)]);
+              } else {
+                C[at] = fround(fround(alpha * acc[t * 128 + ((0 + e) | 0)]) + fround(beta * C[at]));
+              }
+            }
           }
         }
-        step = (step + 2) | 0;
-      }
-      const base = (((imul(m0, N) + n0) | 0) + imul(group, 64)) | 0;
-      threads6: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
-        const tx = t;
-        const ty = (t / nx) | 0;
-        const tz = (t / (nx * ny)) | 0;
-        for (let e = 0; e < 128; e = (e + 1) | 0) {
-          const at = (((base + imul(((((((((((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 2)) | 0) + imul(((e >> 0) & 1), 1)) | 0) + imul(((e >> 2) & 1), 8)) | 0) + imul(((e >> 3) & 1), 16)) | 0) + imul(((e >> 4) & 1), 32)) | 0) + imul(((e >> 5) & 1), 64)) | 0) + imul(((e >> 6) & 1), 128)) | 0), N)) | 0) + ((((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) & 3), 0)) | 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 127) >> 5), 16)) | 0) + imul(((e >> 1) & 1), 8)) | 0)) | 0;
-          if (beta === 0) {
-            C[at] = fround(alpha * acc[t * 128 + ((0 + e) | 0)]);
-          } else {
-            C[at] = fround(fround(alpha * acc[t * 128 + ((0 + e) | 0)]) + fround(beta * C[at]));
-          }
-        }
+        u_1 = (u_1 + clusters) | 0;
       }
     }
     yield 1;
