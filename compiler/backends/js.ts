@@ -23,10 +23,11 @@
 
 import { declaredVariables, isFragmentOperand, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type FragmentRef, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
-import { isHalfFloat, targetScalars, type ElementScalar, type ElementType, type ScalarType } from "../ir/types.ts";
+import { isFloat8, isHalfFloat, targetScalars, type ElementScalar, type ElementType, type ScalarType } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
 import { helperResults } from "../passes/scalarize-vectors.ts";
 import { halfRuntime, halfRuntimeNames } from "./js-float16.ts";
+import { float8Runtime, float8RuntimeNames } from "./js-float8.ts";
 import { operationText } from "../passes/checks.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
@@ -82,6 +83,7 @@ const reserved: ReadonlySet<string> = new Set([
   "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
   "clusterBlocks", "clusterRankValue", "clusterPeers", "clusterPeer", "clusterPeerBlock",
   ...halfRuntimeNames,
+  ...float8RuntimeNames,
 ]);
 
 const prelude = [
@@ -108,6 +110,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   if (bodies.some(usesMma16)) for (const line of matrix16Runtime) out.line(line);
   if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
   if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isHalfFloat(use.type)))) for (const line of halfRuntime) out.line(line);
+  if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isFloat8(use.type)))) for (const line of float8Runtime) out.line(line);
   if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
   if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "wgmma" && warpgroupDepth(stmt.accumulator.array.fragment!.shape as WarpgroupShape) === 16))) for (const line of warpgroup16Runtime) out.line(line);
   if (bodies.some(usesWarpgroupRoles)) for (const line of barrierRuntime) out.line(line);

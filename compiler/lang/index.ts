@@ -57,6 +57,23 @@ export interface BFloat16Array {
   readonly [Symbol.toStringTag]: "BFloat16Array";
 }
 
+/**
+ * Buffers of 8-bit floats (OCP FP8, 1 byte each: the bytes of a PyTorch float8_e4m3fn or float8_e5m2 tensor).
+ * e4m3: 4 exponent bits, 3 mantissa bits, finite up to 448, no infinities; e5m2: 5 and 2, finite up to 57344,
+ * with infinities. An element loads as the f32 it stands for; a store rounds an f32 to nearest even and
+ * saturates to the largest finite value (NaN stays NaN). There are no e4m3 or e5m2 values, only elements.
+ */
+export interface Float8E4M3Array {
+  [index: number]: number;
+  readonly length: number;
+  readonly [Symbol.toStringTag]: "Float8E4M3Array";
+}
+export interface Float8E5M2Array {
+  [index: number]: number;
+  readonly length: number;
+  readonly [Symbol.toStringTag]: "Float8E5M2Array";
+}
+
 /** Read-only global buffers: writes through them are TypeScript errors, and CUDA gets `const __restrict__`. */
 export type ReadonlyFloat32Array = Readonly<Float32Array>;
 export type ReadonlyInt32Array = Readonly<Int32Array>;
@@ -69,15 +86,17 @@ export type ReadonlyInt8Array = Readonly<Int8Array>;
 export type ReadonlyUint8Array = Readonly<Uint8Array>;
 export type ReadonlyInt16Array = Readonly<Int16Array>;
 export type ReadonlyUint16Array = Readonly<Uint16Array>;
+export type ReadonlyFloat8E4M3Array = Readonly<Float8E4M3Array>;
+export type ReadonlyFloat8E5M2Array = Readonly<Float8E5M2Array>;
 
 /**
  * The element types a kernel can be written once for: a kernel function with a type parameter `<T extends
  * DType>` is built once per element type its `specializations` name (`specializations: [{ T: "f32" }, { T:
  * "bf16" }]`), each with its own entry name (`scale_T_bf16`). Inside, `BufferOf<T>` and `ReadonlyBufferOf<T>`
  * are buffer parameters of T, `Elem<T>` the value type of an element of T (i32/u32 for the 8- and 16-bit
- * integers), `cast<T>(x)` the conversion to it.
+ * integers, f32 for the 8-bit floats), `cast<T>(x)` the conversion to it.
  */
-export type DType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+export type DType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16" | "e4m3" | "e5m2";
 interface BuffersOf {
   f32: Float32Array;
   i32: Int32Array;
@@ -89,12 +108,14 @@ interface BuffersOf {
   u8: Uint8Array;
   i16: Int16Array;
   u16: Uint16Array;
+  e4m3: Float8E4M3Array;
+  e5m2: Float8E5M2Array;
 }
 /** A writable buffer of the element type T (a kernel's type parameter, or a name: `BufferOf<"bf16">`). */
 export type BufferOf<T extends DType> = BuffersOf[T];
 /** A read-only buffer of the element type T. */
 export type ReadonlyBufferOf<T extends DType> = Readonly<BuffersOf[T]>;
-/** The value of an element of T: T itself, or i32/u32 for the 8- and 16-bit integers. */
+/** The value of an element of T: T itself, i32/u32 for the 8- and 16-bit integers, f32 for the 8-bit floats. */
 export type Elem<T extends DType> = number;
 
 /** The x, y and z components of a thread or block coordinate; each is an i32 inside a kernel. */
@@ -212,6 +233,8 @@ export const shared = {
   u8: sharedArray,
   i16: sharedArray,
   u16: sharedArray,
+  e4m3: sharedArray,
+  e5m2: sharedArray,
   barriers: sharedArray,
   ...vectorAllocators(),
 } as unknown as SharedVectorAllocators & {
@@ -235,6 +258,10 @@ export const shared = {
   i16(rows: number, cols: number): Int16Array[];
   u16(length: number): Uint16Array;
   u16(rows: number, cols: number): Uint16Array[];
+  e4m3(length: number): Float8E4M3Array;
+  e4m3(rows: number, cols: number): Float8E4M3Array[];
+  e5m2(length: number): Float8E5M2Array;
+  e5m2(rows: number, cols: number): Float8E5M2Array[];
   /**
    * `count` mbarriers in shared memory (CUDA sm_90 and the CPU): barriers that some threads arrive at and
    * others wait on, phase after phase, without stopping the block. Reached only through `initBarrier`,
@@ -270,6 +297,8 @@ export const local = {
   u8: sharedArray,
   i16: sharedArray,
   u16: sharedArray,
+  e4m3: sharedArray,
+  e5m2: sharedArray,
   ...vectorAllocators(),
 } as unknown as LocalVectorAllocators & {
   f32(length: number): Float32Array;
@@ -282,6 +311,8 @@ export const local = {
   u8(length: number): Uint8Array;
   i16(length: number): Int16Array;
   u16(length: number): Uint16Array;
+  e4m3(length: number): Float8E4M3Array;
+  e5m2(length: number): Float8E5M2Array;
 };
 
 /** Explicit conversions. Float to integer truncates toward zero and saturates; NaN becomes 0. */
@@ -351,8 +382,8 @@ export function bitcastF32(x: u32): f32 {
 type ElementArray = Readonly<Float32Array> | Readonly<Int32Array> | Readonly<Uint32Array>;
 /** Arrays of 16-bit elements (`load8`, `store8`: 16 bytes; `load4`/`store4`: 8 bytes). */
 type Array16 = Float16Array | BFloat16Array | Int16Array | Uint16Array;
-/** Arrays of 8-bit elements (`load16`, `store16`: 16 bytes; `load8`/`store8`: 8; `load4`/`store4`: 4). */
-type Array8 = Int8Array | Uint8Array;
+/** Arrays of 8-bit elements (`load16`, `store16`: 16 bytes; `load8`/`store8`: 8; `load4`/`store4`: 4); 8-bit floats load as f32. */
+type Array8 = Int8Array | Uint8Array | Float8E4M3Array | Float8E5M2Array;
 /** What `load4` reads: arrays of 32-, 16- and 8-bit elements. */
 type Load4Array = ElementArray | Readonly<Array16> | Readonly<Array8>;
 
@@ -390,7 +421,7 @@ export function store8(array: Array16 | Array8, index: i32, ...values: Eight): v
   outsideKernel("store8()");
 }
 
-/** Reads sixteen consecutive 8-bit elements (i8, u8) from `index` on, a multiple of 16: 16 bytes in one access. */
+/** Reads sixteen consecutive 8-bit elements (i8, u8, e4m3, e5m2) from `index` on, a multiple of 16: 16 bytes in one access. */
 export function load16(array: Readonly<Array8>, index: i32): [...Eight, ...Eight] {
   void [array, index];
   return outsideKernel("load16()");
