@@ -53,8 +53,8 @@ export const float8Runtime: readonly string[] = [
 /** The names the 8-bit float runtime defines, which the namer must not give to anything else. */
 export const float8RuntimeNames: readonly string[] = ["float8Values", "e4m3Values", "e5m2Values", "float8Slot", "float8SlotBits", "float8Encode", "e4m3Encode", "e5m2Encode"];
 
-/** Decoding a stored code and encoding a value to store. */
-export const float8Codec: Readonly<Record<Float8Type, { readonly decode: (code: string) => string; readonly encode: string }>> = {
-  e4m3: { decode: (code) => `e4m3Values[${code}]`, encode: "e4m3Encode" },
-  e5m2: { decode: (code) => `e5m2Values[${code}]`, encode: "e5m2Encode" },
+/** Decoding a stored code and encoding a value to store; `table` is the 256 values (what wgmma's emulation reads). */
+export const float8Codec: Readonly<Record<Float8Type, { readonly decode: (code: string) => string; readonly encode: string; readonly table: string }>> = {
+  e4m3: { decode: (code) => `e4m3Values[${code}]`, encode: "e4m3Encode", table: "e4m3Values" },
+  e5m2: { decode: (code) => `e5m2Values[${code}]`, encode: "e5m2Encode", table: "e5m2Values" },
 };

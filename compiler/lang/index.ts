@@ -621,12 +621,17 @@ export function subgroupAny(predicate: boolean): boolean {
  * The m×n×k shapes: m16n8k8 (TF32 inputs) and m16n8k16 (bf16 or f16 inputs) for `mma` (a warp's fragments:
  * A 16×8 or 16×16, B 8×8 or 16×8, accumulator 16×8), and for `wgmma`
  * (a warpgroup's: A 64×8, accumulator 64×n, B 8×n read from shared memory) m64n64k8, m64n128k8, m64n256k8
- * with TF32 inputs, and m64n64k16, m64n128k16, m64n256k16 with bf16 or f16 inputs (B read from shared memory,
- * A from shared memory or from an A fragment of 64×16 bf16 or f16 elements).
+ * with TF32 inputs, m64n64k16, m64n128k16, m64n256k16 with bf16 or f16 inputs (B read from shared memory,
+ * A from shared memory or from an A fragment of 64×16 bf16 or f16 elements), and m64n64k32, m64n128k32,
+ * m64n256k32 with 8-bit float inputs (e4m3 or e5m2; A and B both read K-major from shared memory).
  */
 export type MatrixShape = "m16n8k8" | "m16n8k16" | WarpgroupShape;
 /** The shapes of `wgmma` (sm_90a tensor cores; CUDA only, and the CPU's emulation). */
-export type WarpgroupShape = Tf32WarpgroupShape | Half16WarpgroupShape;
+export type WarpgroupShape = Tf32WarpgroupShape | Half16WarpgroupShape | Float8WarpgroupShape;
+/** The 8-bit float shapes of `wgmma` (A and B in shared arrays of e4m3 or e5m2, each of either, K-major). */
+export type Float8WarpgroupShape = "m64n64k32" | "m64n128k32" | "m64n256k32";
+/** A shared array that the 8-bit `wgmma` reads. */
+type Float8Array = Float8E4M3Array | Float8E5M2Array;
 /** The TF32 shapes of `wgmma` (A a register fragment). */
 export type Tf32WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8";
 /** The 16-bit shapes of `wgmma` (B in a shared array of bf16 or f16; A too, or in a bf16 or f16 A fragment). */
@@ -790,6 +795,15 @@ export function wgmma<S extends Half16WarpgroupShape>(acc: Fragment<"accumulator
  * Asynchronous: change `a` only after the `wgmmaWait` that covers the call's group.
  */
 export function wgmma<S extends Half16WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Fragment<"a", S, "bf16" | "f16">, b: Half16Array, bOffset: i32, layout?: { bMajor: "k" } | { bMajor: "n"; bBoxRows: i32 }): void;
+/**
+ * `acc = A · B + acc` with 8-bit float inputs (a k32 shape, `wgmma.mma_async …m64nNk32.f32.e4m3.e5m2` and the
+ * like): A (64×32) read from the shared e4m3 or e5m2 array `a` K-major in the 128-byte swizzle (A[row][k] at
+ * `a[swizzle(aOffset + 128·row + k)]`, swizzle(i) = i ^ (((i >> 7) & 7) << 4)), B (32×n) from `b` (e4m3 or e5m2,
+ * not necessarily A's type) K-major too (B[k][col] at `b[swizzle(bOffset + 128·col + k)]`): the tensor cores
+ * transpose no 8-bit operand, so B is stored as Bᵀ, n rows of k. The offsets are multiples of 32 in the first
+ * 128-byte row of a group of 8 rows (offset % 1024 < 128). f32 accumulation; asynchronous, as the other forms.
+ */
+export function wgmma<S extends Float8WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Float8Array, aOffset: i32, b: Float8Array, bOffset: i32, layout?: { bMajor: "k" }): void;
 export function wgmma(...args: unknown[]): void {
   void args;
   outsideKernel("wgmma()");
