@@ -277,7 +277,7 @@ function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
     if (binding?.kind === "array" && !binding.array.barriers && !binding.array.fragment && ok(binding.array)) return binding.array;
     return fail("TSK1098", spanOf(node), [want, `'${node.getText()}'`]);
   };
-  const target = arrayArg(args[0]!, "a 1-D shared array of f32, bf16 or f16 as its first argument", (a) => a.space === "shared" && a.dims.length === 1 && tileElements.has(a.elementType));
+  const target = arrayArg(args[0]!, "a 1-D shared array of f32, bf16, f16, e4m3 or e5m2 as its first argument", (a) => a.space === "shared" && a.dims.length === 1 && copyTileElements.has(a.elementType));
   const source = arrayArg(args[2]!, `a global buffer of ${target.elementType} (the shared array's type) as its third argument`, (a) => a.space === "global" && a.elementType === target.elementType);
   const map = arrayArg(args[3]!, "a read-only global u32 buffer (the tensor map) as its fourth argument", (a) => a.space === "global" && a.elementType === "u32" && a.access === "read");
   const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
@@ -294,6 +294,8 @@ function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
 
 /** The element types a tile copy or store moves: 128-byte rows of 32 f32 or 64 bf16/f16. */
 const tileElements: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "bf16", "f16"]);
+/** A tile copy also brings in 8-bit float operands (128-byte rows of 128 codes) for the k32 wgmma. */
+const copyTileElements: ReadonlySet<ElementType> = new Set<ElementType>([...tileElements, "e4m3", "e5m2"]);
 
 /**
  * A 1-D shared array of a 16-bit float type (bf16 or f16), as `what`'s `position` (TSK2060 otherwise); with

@@ -884,9 +884,9 @@ export function arriveExpectBytes(barriers: Barriers, index: i32, bytes: i32): v
  * counted on its own barrier `index` (`.multicast::cluster`).
  */
 export function copyTile(
-  target: Float32Array | Half16Array,
+  target: Float32Array | Half16Array | Float8Array,
   offset: i32,
-  source: ElementArray | Readonly<Half16Array>,
+  source: ElementArray | Readonly<Half16Array> | Readonly<Float8Array>,
   map: ReadonlyUint32Array,
   x: i32,
   y: i32,
