@@ -19,12 +19,12 @@ export type LayoutValue = object;
 
 export type BackendName = "cpu" | "webgpu" | "cuda";
 /** The element types of buffers (element-types.ts says how each lies in memory). */
-export type ElementType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+export type ElementType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16" | "e4m3" | "e5m2";
 export type TypedArray = Float32Array | Int32Array | Uint32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array;
 /** Values a buffer is made from or written with: a typed array, or plain numbers. */
 export type BufferValues = TypedArray | readonly number[];
 
-/** `read`'s options: `bits` gives an f16 or bf16 buffer's 16-bit encodings (a Uint16Array) instead of its values. */
+/** `read`'s options: `bits` gives an f16 or bf16 buffer's 16-bit encodings (a Uint16Array), an e4m3 or e5m2 buffer's codes (a Uint8Array), instead of its values. */
 export interface ReadOptions {
   readonly bits?: boolean;
 }

@@ -1,13 +1,16 @@
 /**
  * How each element type of a buffer lives in memory, the same on every device and on the host: the bytes
  * of an element (little-endian), the typed array that holds those bytes (`storage`: a Uint16Array of the
- * encodings for f16 and bf16, the matching typed array otherwise), and the conversions between what a caller
- * gives and reads (numbers) and that storage. So the bytes of a PyTorch bf16 tensor are a bf16 buffer, and a
- * Float32Array written to an f16 or bf16 buffer is rounded as the kernels round (to nearest, ties to even;
- * compiler/lang/float16.ts), a NaN becoming the canonical 0x7fff.
+ * encodings for f16 and bf16, a Uint8Array of the codes for e4m3 and e5m2, the matching typed array otherwise),
+ * and the conversions between what a caller gives and reads (numbers) and that storage. So the bytes of a
+ * PyTorch bf16 (float8_e4m3fn) tensor are a bf16 (e4m3) buffer, and a Float32Array written to an f16 or bf16
+ * buffer is rounded as the kernels round (to nearest, ties to even; compiler/lang/float16.ts), a NaN becoming
+ * the canonical 0x7fff; written to an e4m3 or e5m2 buffer, rounded and saturated as a kernel's store does
+ * (compiler/lang/float8.ts), a NaN becoming 0x7f.
  */
 
 import { bf16Bits, bf16FromBits, f16Bits, f16FromBits } from "../compiler/lang/float16.ts";
+import { float8Decode, float8Encode, float8Formats } from "../compiler/lang/float8.ts";
 import type { BufferValues, ElementType, TypedArray } from "./device.ts";
 
 type StorageConstructor =
@@ -19,6 +22,7 @@ export const storageConstructors: Readonly<Record<ElementType, StorageConstructo
   f32: Float32Array, i32: Int32Array, u32: Uint32Array, f64: Float64Array,
   f16: Uint16Array, bf16: Uint16Array,
   i8: Int8Array, u8: Uint8Array, i16: Int16Array, u16: Uint16Array,
+  e4m3: Uint8Array, e5m2: Uint8Array,
 };
 
 /** Bytes of one element. */
@@ -26,19 +30,30 @@ export function elementBytes(type: ElementType): number {
   return storageConstructors[type].BYTES_PER_ELEMENT;
 }
 
-export const elementTypes: readonly ElementType[] = ["f32", "i32", "u32", "f16", "bf16", "f64", "i8", "u8", "i16", "u16"];
+export const elementTypes: readonly ElementType[] = ["f32", "i32", "u32", "f16", "bf16", "f64", "i8", "u8", "i16", "u16", "e4m3", "e5m2"];
 
 export function isElementType(value: unknown): value is ElementType {
   return typeof value === "string" && (elementTypes as readonly string[]).includes(value);
 }
 
-/** The 16-bit float types, whose storage holds encodings rather than numbers. */
-function isHalf(type: ElementType): type is "f16" | "bf16" {
-  return type === "f16" || type === "bf16";
+/** The 16- and 8-bit float types, whose storage holds encodings rather than numbers. */
+function isHalf(type: ElementType): type is "f16" | "bf16" | "e4m3" | "e5m2" {
+  return type === "f16" || type === "bf16" || type === "e4m3" || type === "e5m2";
 }
 
-const encoders = { f16: f16Bits, bf16: bf16Bits } as const;
-const decoders = { f16: f16FromBits, bf16: bf16FromBits } as const;
+const { e4m3, e5m2 } = float8Formats;
+const encoders = {
+  f16: f16Bits,
+  bf16: bf16Bits,
+  e4m3: (value: number) => float8Encode(value, e4m3.exponentBits, e4m3.mantissaBits, e4m3.infinities),
+  e5m2: (value: number) => float8Encode(value, e5m2.exponentBits, e5m2.mantissaBits, e5m2.infinities),
+} as const;
+const decoders = {
+  f16: f16FromBits,
+  bf16: bf16FromBits,
+  e4m3: (code: number) => float8Decode(code, e4m3.exponentBits, e4m3.mantissaBits, e4m3.infinities),
+  e5m2: (code: number) => float8Decode(code, e5m2.exponentBits, e5m2.mantissaBits, e5m2.infinities),
+} as const;
 
 /** The element type a typed array stands for when a buffer is made from it alone (a Uint16Array: u16). */
 export function elementTypeOf(data: TypedArray): ElementType {
@@ -55,7 +70,8 @@ export function elementTypeOf(data: TypedArray): ElementType {
 
 /**
  * `values` in the storage of `type`. For f16 and bf16: a Uint16Array is taken as the encodings themselves
- * (the raw bits, e.g. a PyTorch tensor's), anything else as numbers, each rounded to the type. For the other
+ * (the raw bits, e.g. a PyTorch tensor's), anything else as numbers, each rounded to the type; so for e4m3 and
+ * e5m2 with a Uint8Array of codes. For the other
  * types: the numbers as the type's typed array converts them (an f64 array keeps them, an Int8Array keeps
  * the low 8 bits of an integer), or the typed array itself when it already is one.
  */
@@ -69,8 +85,8 @@ export function toStorage(type: ElementType, values: BufferValues): TypedArray {
     throw new TypeError("tskernel: buffer values must be numbers, not 64-bit integers");
   }
   if (isHalf(type)) {
-    if (values instanceof Uint16Array) return values;
-    const out = new Uint16Array(values.length);
+    if (values instanceof ctor) return values;
+    const out = new ctor(values.length);
     const encode = encoders[type];
     for (let i = 0; i < values.length; i++) out[i] = encode(values[i]!);
     return out;
@@ -79,7 +95,7 @@ export function toStorage(type: ElementType, values: BufferValues): TypedArray {
   return ctor.from(values as ArrayLike<number>);
 }
 
-/** What `read` gives from a buffer's storage: numbers (an f16 or bf16 buffer as a Float32Array, exactly), or with `bits` the encodings. */
+/** What `read` gives from a buffer's storage: numbers (an f16, bf16, e4m3 or e5m2 buffer as a Float32Array, exactly), or with `bits` the encodings. */
 export function fromStorage(type: ElementType, storage: TypedArray, options: ReadOptions = {}): TypedArray {
   if (!isHalf(type) || options.bits) return storage;
   if (type === "bf16") {
@@ -96,7 +112,7 @@ export function fromStorage(type: ElementType, storage: TypedArray, options: Rea
 }
 
 export interface ReadOptions {
-  /** f16 and bf16 buffers: give the 16-bit encodings (a Uint16Array) instead of their values. */
+  /** f16 and bf16 buffers: give the 16-bit encodings (a Uint16Array) instead of their values; e4m3 and e5m2 buffers the codes (a Uint8Array). */
   readonly bits?: boolean;
 }
 
@@ -115,7 +131,7 @@ export function bufferShape(dataOrType: TypedArray | ElementType, lengthOrValues
 
 /**
  * The storage a write puts into a buffer: the same length, and values of its type (a typed array of that
- * type or numbers; for f16 and bf16 also a Uint16Array of encodings).
+ * type or numbers; for f16 and bf16 also a Uint16Array of encodings, for e4m3 and e5m2 a Uint8Array of codes).
  */
 export function writeStorage(buffer: { readonly elementType: ElementType; readonly length: number }, data: BufferValues): TypedArray {
   const typedOther = ArrayBuffer.isView(data) && !isHalf(buffer.elementType) && !(data instanceof storageConstructors[buffer.elementType]);

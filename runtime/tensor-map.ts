@@ -11,7 +11,7 @@ import type { Device, DeviceBuffer } from "./device.ts";
 
 /**
  * A row-major rows × cols tensor, copied in boxes of boxRows × boxCols (boxCols elements ≤ 128 bytes: the
- * swizzle's row, so 32 f32 or 64 bf16/f16); the element type is the source buffer's.
+ * swizzle's row, so 32 f32, 64 bf16/f16 or 128 e4m3/e5m2); the element type is the source buffer's.
  */
 export interface TensorMapShape {
   readonly rows: number;
@@ -28,13 +28,16 @@ export const tensorMapTypes: Readonly<Record<string, { readonly code: number; re
   f32: { code: 7, bytes: 4 },
   f16: { code: 6, bytes: 2 },
   bf16: { code: 9, bytes: 2 },
+  // The 8-bit floats move as bytes (CU_TENSOR_MAP_DATA_TYPE_UINT8): the copy does not look at the values.
+  e4m3: { code: 0, bytes: 1 },
+  e5m2: { code: 0, bytes: 1 },
 };
 
 export function createTensorMap(device: Device, source: DeviceBuffer, shape: TensorMapShape): DeviceBuffer {
   const { rows, cols, boxRows, boxCols } = shape;
   const whole = (x: number) => Number.isInteger(x) && x > 0;
   const type = tensorMapTypes[source.elementType];
-  if (!type) throw new Error(`tskernel: createTensorMap: the source must be a buffer of f32, bf16 or f16, found ${source.elementType}`);
+  if (!type) throw new Error(`tskernel: createTensorMap: the source must be a buffer of f32, bf16, f16, e4m3 or e5m2, found ${source.elementType}`);
   const perRow = 128 / type.bytes;
   if (![rows, cols, boxRows, boxCols].every(whole)) throw new Error(`tskernel: createTensorMap: rows, cols, boxRows and boxCols must be positive integers, found ${rows}, ${cols}, ${boxRows}, ${boxCols}`);
   if (boxCols > perRow || boxRows > 256) throw new Error(`tskernel: createTensorMap: a box is at most 256 rows of ${perRow} ${source.elementType} (one 128-byte swizzle row), found ${boxRows} × ${boxCols}`);

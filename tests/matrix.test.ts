@@ -189,7 +189,7 @@ describe("matrix operation errors", () => {
 
   it("TSK1067: a shape the language does not have", () => {
     const rendered = errorsOf('  const c = fragment.a("m16n8k32", "tf32", 1);\n  loadFragment(c[0], A, 0, 8);');
-    expect(rendered).toContain('error[TSK1067]: fragment.a takes a shape: "m16n8k8" or "m16n8k16" (mma), or "m64n64k8", "m64n128k8", "m64n256k8", "m64n64k16", "m64n128k16" or "m64n256k16" (wgmma), found "m16n8k32"');
+    expect(rendered).toContain('error[TSK1067]: fragment.a takes a shape: "m16n8k8" or "m16n8k16" (mma), or "m64n64k8", "m64n128k8", "m64n256k8", "m64n64k16", "m64n128k16", "m64n256k16", "m64n64k32", "m64n128k32" or "m64n256k32" (wgmma), found "m16n8k32"');
   });
 
   it("TSK2020: operands in the wrong roles", () => {

@@ -70,15 +70,28 @@ export function matrixHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
   for (const element of [...halfA].sort()) lines.push(...fragment16Helpers(element as "bf16" | "f16"));
   for (const variant of [...shapes].sort()) {
     const [shape, element, major, a] = variant.split(" ") as [WarpgroupShape, string, string, string | undefined];
-    lines.push(...(warpgroupDepth(shape) === 8 ? wgmmaHelper(shape) : a === "r" ? wgmma16RegisterHelper(shape, element, major) : wgmma16Helper(shape, element, major)));
+    const depth = warpgroupDepth(shape);
+    lines.push(...(depth === 8 ? wgmmaHelper(shape) : depth === 32 ? wgmma8Helper(shape, element) : a === "r" ? wgmma16RegisterHelper(shape, element, major) : wgmma16Helper(shape, element, major)));
   }
   return lines;
 }
 
-/** The helper a wgmma calls: its shape, and for the 16-bit shapes the element type, B's major order and " r" for A from registers. */
+/**
+ * The helper a wgmma calls: its shape, and for the 16-bit shapes the element type, B's major order and " r" for
+ * A from registers; for the 8-bit shapes A's and B's types (`e4m3_e5m2`), both K-major.
+ */
 function wgmmaVariant(stmt: WgmmaStmt): string {
   const shape = stmt.accumulator.array.fragment!.shape as WarpgroupShape;
-  return warpgroupDepth(shape) === 8 ? `${shape} tf32 k` : `${shape} ${stmt.b.elementType} ${stmt.bMajor ?? "k"}${isFragmentOperand(stmt.a) ? " r" : ""}`;
+  const depth = warpgroupDepth(shape);
+  if (depth === 8) return `${shape} tf32 k`;
+  if (depth === 32) return `${shape} ${float8Pair(stmt)} k`;
+  return `${shape} ${stmt.b.elementType} ${stmt.bMajor ?? "k"}${isFragmentOperand(stmt.a) ? " r" : ""}`;
+}
+
+/** The element types of an 8-bit wgmma's A and B, as its helper's name has them: `e4m3_e5m2`. */
+function float8Pair(stmt: WgmmaStmt): string {
+  if (isFragmentOperand(stmt.a)) throw new Error("internal: an 8-bit wgmma with A in registers; the frontend has no such fragments");
+  return `${stmt.a.array.elementType}_${stmt.b.elementType}`;
 }
 
 /**
@@ -365,6 +378,41 @@ function wgmma16Helper(shape: WarpgroupShape, element: string, major: string): s
 }
 
 /**
+ * d (64×n) += A·B with 8-bit float inputs (e4m3 or e5m2, A and B each of either: `pair` is `e4m3_e5m2`) and f32
+ * accumulators, both operands K-major through descriptors of the 128-byte swizzle (32 bytes of k a step, as the
+ * 16-bit shapes': the same descriptors). PTX has no transpose operands for 8-bit types, hence no major order.
+ */
+function wgmma8Helper(shape: WarpgroupShape, pair: string): string[] {
+  const [aType, bType] = pair.split("_") as [string, string];
+  const n = warpgroupColumns(shape);
+  const count = n / 2;
+  const outs = Array.from({ length: count }, (_, i) => `%${i}`);
+  const rows: string[] = [];
+  for (let i = 0; i < count; i += 16) rows.push(`      "${outs.slice(i, i + 16).join(", ")}${i + 16 < count ? "," : ""}"`);
+  const operands = Array.from({ length: count }, (_, i) => `"+f"(d[${i}])`);
+  const operandRows: string[] = [];
+  for (let i = 0; i < count; i += 8) operandRows.push(operands.slice(i, i + 8).join(", "));
+  return [
+    "",
+    `// d (64×${n} over the warpgroup) += A·B: A (64×32 ${aType}) and B (32×${n} ${bType}), both K-major, through descriptors.`,
+    `__device__ __forceinline__ void tsk_wgmma_${shape}_${pair}(float* d, unsigned long long a, unsigned long long b) {`,
+    "#ifdef TSK_WGMMA",
+    "  asm volatile(",
+    `      "{\\n.reg .pred p;\\nsetp.ne.b32 p, %${count + 2}, 0;\\n"`,
+    `      "wgmma.mma_async.sync.aligned.${shape}.f32.${aType}.${bType} {"`,
+    ...rows,
+    // scale-d 1 (d = A·B + d), scale-a and scale-b 1.
+    `      "}, %${count}, %${count + 1}, p, 1, 1;\\n}\\n"`,
+    `      : ${operandRows.join(",\n        ")}`,
+    '      : "l"(a), "l"(b), "r"(1));',
+    "#else",
+    "  __trap();",
+    "#endif",
+    "}",
+  ];
+}
+
+/**
  * d (64×n) += a·B with 16-bit inputs, a (64×16) from the threads' registers (four .b32 of two elements each,
  * the A fragment's own registers, as for TF32) and B (16×n) through a descriptor, K-major or N-major.
  */
@@ -506,7 +554,8 @@ export function cudaWarpgroup(
     // 16-bit inputs: A and B through descriptors; an N-major B's boxes are bBoxRows rows of 128 bytes apart.
     const a = `tsk_wgmma_desc_k(&${name(stmt.a.array)}[${print(stmt.a.offset)}])`;
     const b = stmt.bMajor === "n" ? `tsk_wgmma_desc_n(&${name(stmt.b)}[${print(stmt.offset)}], (${print(stmt.bBoxRows!)}) * 128)` : `tsk_wgmma_desc_k(&${name(stmt.b)}[${print(stmt.offset)}])`;
-    return [...fenced, `tsk_wgmma_${shape}_${stmt.b.elementType}_${stmt.bMajor ?? "k"}(&${first}, ${a}, ${b});`];
+    const helper = warpgroupDepth(shape) === 32 ? `tsk_wgmma_${shape}_${float8Pair(stmt)}` : `tsk_wgmma_${shape}_${stmt.b.elementType}_${stmt.bMajor ?? "k"}`;
+    return [...fenced, `${helper}(&${first}, ${a}, ${b});`];
   }
   const aRef = stmt.a;
   if (warpgroupDepth(shape) === 16) {

@@ -21,11 +21,12 @@ import { structsOf, swizzleName } from "../ir/vectors.ts";
 import { CudaVectors, everyExpression } from "./cuda-vectors.ts";
 import { LineMap, type Span } from "../diagnostics/span.ts";
 import { binaryCall, ExprPrinter, f32Digits, f64Digits, intrinsicTemplate, parenthesize, type Printed } from "./expr-printer.ts";
-import { isHalfFloat, isInteger, isNarrowInt, vectorElementTypes } from "../ir/types.ts";
+import { isFloat8, isHalfFloat, isInteger, isNarrowInt, vectorElementTypes } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
 import { Namer } from "./namer.ts";
 import { cudaAtomics, cudaConversion, cudaSpelling, cudaVectorTypes } from "./targets.ts";
 import { cudaHalfConversions, cudaHalfHelpers } from "./cuda-halves.ts";
+import { cudaFloat8Conversions, cudaFloat8Helpers } from "./cuda-float8.ts";
 import { bf16Bits, f16Bits } from "../lang/float16.ts";
 import { cudaCollective, cudaLaneId, subgroupHelpers } from "./cuda-subgroups.ts";
 import { Writer } from "./writer.ts";
@@ -103,6 +104,10 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   if (usesHalves) {
     out.line();
     for (const line of cudaHalfHelpers) out.raw(line);
+  }
+  if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isFloat8(use.type)))) {
+    out.line();
+    for (const line of cudaFloat8Helpers) out.raw(line);
   }
 
   if (input.kernels.some((unit) => usesAsyncCopies(unit.kernel.body))) {
@@ -335,6 +340,7 @@ function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): Ex
         return { text: `tsk_a16_get_${expr.array.fragment!.element}(${names.lookup(expr.array)}[(${index}) >> 1], (${index}) & 1)`, kind: "atom" };
       }
       if (isWarpgroupA(expr.array)) return { text: `__uint_as_float(${element})`, kind: "atom" };
+      if (isFloat8(expr.array.elementType)) return { text: `${cudaFloat8Conversions[expr.array.elementType].widen}(${element})`, kind: "atom" };
       return isNarrowInt(expr.array.elementType) ? { text: `(${vectors.type(expr.type)})${element}`, kind: "unary" } : { text: element, kind: "atom" };
     },
     // A vector of scalars is brace-initialized; a struct too (an aggregate). Broadcasts and mixes are helpers (vector, below).
@@ -418,6 +424,16 @@ function assignment(target: string, op: Stmt & { kind: "assign" | "store" }, pri
   return `${target} ${cudaSpelling.binary[op.op]}= ${printer.print(value)}`;
 }
 
+/** A store to an e4m3 or e5m2 element: the f32 (for `op=`, the element's value combined with it) encoded. */
+function float8Store(target: string, type: "e4m3" | "e5m2", stmt: Stmt & { kind: "store" }, printer: ExprPrinter): string {
+  const { widen, narrow } = cudaFloat8Conversions[type];
+  const value = printer.print(stmt.value);
+  if (stmt.op === undefined) return `${target} = ${narrow}(${value})`;
+  const old = `${widen}(${target})`;
+  const call = binaryCall(cudaSpelling, stmt.op, "f32");
+  return `${target} = ${narrow}(${call ? call.replaceAll("$0", old).replaceAll("$1", value) : `${old} ${cudaSpelling.binary[stmt.op]} ${value}`})`;
+}
+
 function simpleStatement(stmt: Stmt, context: StmtContext): string {
   const { names, printer } = context;
   switch (stmt.kind) {
@@ -446,6 +462,7 @@ function simpleStatement(stmt: Stmt, context: StmtContext): string {
       // moves into the first group's pipeline and serialize every wgmma (its warning C7515; 74 % of torch.mm TF32
       // against 82 % at 4096³ with the pin, bench/results/2026-11-23-wgmma-ws-variants-h100.json).
       if (isWarpgroupAccumulator(stmt.array) && context.warpgroupFragments.length > 0) return `${assignment(target, stmt, printer)}; tsk_wgmma_keep<1>(&${target})`;
+      if (isFloat8(stmt.array.elementType)) return float8Store(target, stmt.array.elementType, stmt, printer);
       return assignment(target, stmt, printer);
     }
     default:
@@ -562,6 +579,7 @@ function narrowVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" },
       const bits = shift === 0 ? word : `(${word} >> ${shift})`;
       const value = isHalfFloat(type)
         ? `${types[type]}{(unsigned short)${bits}}`
+        : isFloat8(type) ? `${cudaFloat8Conversions[type].widen}(${bits} & ${mask})`
         : scalars[type].signed ? `(int)(${elementTypes[type]})${bits}` : `(${bits} & ${mask})`;
       lines.push(`${variable.mutable ? "" : "const "}${types[variable.type as ScalarType]} ${context.names.name(variable, variable.name)} = ${value};`);
     });
@@ -570,7 +588,7 @@ function narrowVectorAccess(stmt: Stmt & { kind: "vectorLoad" | "vectorStore" },
   const words = vector.words.map((_, word) =>
     stmt.values.slice(word * perWord, (word + 1) * perWord).map((value, lane) => {
       const printed = context.printer.print(value);
-      const bits = isHalfFloat(type) ? `(unsigned int)(${printed}).bits` : `((unsigned int)(${printed}) & ${mask})`;
+      const bits = isHalfFloat(type) ? `(unsigned int)(${printed}).bits` : isFloat8(type) ? `${cudaFloat8Conversions[type].narrow}(${printed})` : `((unsigned int)(${printed}) & ${mask})`;
       return lane === 0 ? bits : `(${bits} << ${lane * bytes * 8})`;
     }).join(" | "),
   );

@@ -331,6 +331,55 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, f
 `.trim().split("\n");
 
 /**
+ * The 8-bit warpgroup shapes (after warpgroupRuntime and the 8-bit float runtime of js-float8.ts, whose tables of
+ * values it is passed): `wgmmaM64k32` runs one `wgmma` m64nNk32 for every warpgroup of the block, A (64×32) and
+ * B (32×n) read K-major from shared arrays of e4m3 or e5m2 codes through ir/matrix.ts's wgmmaOperandIndex (one
+ * byte an element: 128 in a row) and decoded by their tables. The products are exact in f32 and the sums go in
+ * the order of ir/matrix.ts's wgmmaM64k32Reference (k in order, rounded after each addition), as the 16-bit
+ * shapes'. It checks the offsets as the validator does for constant ones.
+ */
+export const warpgroup8Runtime = String.raw`
+// wgmma m64nNk32: A (64×32) and B (32×n) from shared arrays of 8-bit float codes, both K-major in the 128-byte
+// swizzle, decoded by the tables aValues and bValues (e4m3Values or e5m2Values).
+function wgmma8Swizzle(i) { return i ^ (((i >> 7) & 7) << 4); }
+const wgmmaA8 = new Float64Array(64 * 32), wgmmaB8 = new Float64Array(32 * 256);
+function wgmmaM64k32(n, acc, accSize, accAt, a, aOffset, aValues, b, bOffset, bValues, threads, first = 0) {
+  if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
+  for (const [name, offset, length, reach] of [["A", aOffset, a.length, 128 * 63 + 32], ["B", bOffset, b.length, 128 * (n - 1) + 32]]) {
+    if (offset % 32 !== 0 || offset % 1024 >= 128 || offset < 0) throw new Error("tskernel: wgmma reads " + name + " at element offset " + offset + ": it must be a multiple of 32 with offset % 1024 < 128");
+    if (offset + reach > length) throw new Error("tskernel: wgmma reads " + name + " up to element " + (offset + reach - 1) + " of a shared array of " + length);
+  }
+  for (let r = 0; r < 64; r++) for (let k = 0; k < 32; k++) wgmmaA8[r * 32 + k] = aValues[a[wgmma8Swizzle(aOffset + 128 * r + k)]];
+  for (let c = 0; c < n; c++) for (let k = 0; k < 32; k++) wgmmaB8[k * n + c] = bValues[b[wgmma8Swizzle(bOffset + 128 * c + k)]];
+  for (let w = first; w < threads; w += 128) {
+    for (let lane = 0; lane < 128; lane++) {
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * (n / 2);
+      for (let j = 0; j < n / 8; j++) {
+        const col = 8 * j + 2 * q;
+        wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
+        wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
+      }
+    }
+    for (let r = 0; r < 64; r++) {
+      for (let c = 0; c < n; c++) {
+        let sum = wgmmaC[r * n + c];
+        for (let k = 0; k < 32; k++) sum = fround(sum + wgmmaA8[r * 32 + k] * wgmmaB8[k * n + c]);
+        wgmmaC[r * n + c] = sum;
+      }
+    }
+    for (let lane = 0; lane < 128; lane++) {
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * (n / 2);
+      for (let j = 0; j < n / 8; j++) {
+        const col = 8 * j + 2 * q;
+        acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
+        acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
+      }
+    }
+  }
+}
+`.trim().split("\n");
+
+/**
  * The 16-bit warpgroup shapes (after warpgroupRuntime, whose accumulator scratch they share): `wgmmaM64k16` runs
  * one `wgmma` m64nNk16 for every warpgroup of the block with A and B decoded from the 16-bit encodings that bf16
  * and f16 shared arrays hold, read through ir/matrix.ts's wgmmaOperandIndex; `wgmmaM64k16r` the same with A

@@ -4,8 +4,9 @@
  * thread runs inside a region of a kernel, or in a helper function (see js.ts for regions and cuts).
  */
 
-import { arrayStride, isFloat, isHalfFloat, targetScalars } from "../ir/types.ts";
+import { arrayStride, isFloat, isFloat8, isHalfFloat, targetScalars } from "../ir/types.ts";
 import { halfCodec, halfRound, toHalf } from "./js-float16.ts";
+import { float8Codec } from "./js-float8.ts";
 import { assertNever, valueTypeOf, type ArrayRef, type ElementScalar, type AtomicStmt, type BinaryOp, type Expr, type HelperFunction, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import type { Namer } from "./namer.ts";
 import type { Writer } from "./writer.ts";
@@ -300,15 +301,17 @@ export class JsExprPrinter {
   }
 }
 
-/** A loaded element as its value: the encodings of f16 and bf16 arrays decoded (js-float16.ts). */
+/** A loaded element as its value: the encodings of f16 and bf16 arrays (js-float16.ts) and the codes of e4m3 and e5m2 arrays (js-float8.ts) decoded. */
 export function decodeElement(array: ArrayRef, element: string): string {
   const type = array.elementType;
+  if (isFloat8(type)) return float8Codec[type].decode(bare(element));
   return isHalfFloat(type) && targetScalars.js[type].storesBits ? `${halfCodec[type].decode}(${bare(element)})` : element;
 }
 
-/** A value to store into an element: encoded for f16 and bf16 arrays. */
+/** A value to store into an element: encoded for f16, bf16, e4m3 and e5m2 arrays. */
 export function encodeElement(array: ArrayRef, value: string): string {
   const type = array.elementType;
+  if (isFloat8(type)) return `${float8Codec[type].encode}(${bare(value)})`;
   return isHalfFloat(type) && targetScalars.js[type].storesBits ? `${halfCodec[type].encode}(${bare(value)})` : value;
 }
 

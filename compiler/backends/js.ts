@@ -23,14 +23,15 @@
 
 import { declaredVariables, isFragmentOperand, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type FragmentRef, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
-import { isHalfFloat, targetScalars, type ElementScalar, type ElementType, type ScalarType } from "../ir/types.ts";
+import { isFloat8, isHalfFloat, targetScalars, type ElementScalar, type ElementType, type Float8Type, type ScalarType } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
 import { helperResults } from "../passes/scalarize-vectors.ts";
 import { halfRuntime, halfRuntimeNames } from "./js-float16.ts";
+import { float8Codec, float8Runtime, float8RuntimeNames } from "./js-float8.ts";
 import { operationText } from "../passes/checks.ts";
 import { LineMap } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
-import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrix16Runtime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, tileStoreRuntime, warpgroup16Runtime, warpgroupRuntime } from "./js-runtime.ts";
+import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrix16Runtime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, tileStoreRuntime, warpgroup16Runtime, warpgroup8Runtime, warpgroupRuntime } from "./js-runtime.ts";
 import { barrierCall, bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
 import { Namer } from "./namer.ts";
 import { Writer } from "./writer.ts";
@@ -75,13 +76,14 @@ const reserved: ReadonlySet<string> = new Set([
   "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
   "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8", "truncateTf32", "wgmmaA", "wgmmaB", "wgmmaC", "wgmmaM64k8",
   "wgmma16Slot", "wgmma16Bits", "wgmma16Scales", "wgmma16Decode", "wgmma16Swizzle", "wgmmaA16", "wgmmaB16", "wgmmaM64k16",
-  "wgmma16LoadB", "wgmma16Accumulate", "wgmmaM64k16r",
+  "wgmma16LoadB", "wgmma16Accumulate", "wgmmaM64k16r", "wgmma8Swizzle", "wgmmaA8", "wgmmaB8", "wgmmaM64k32",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
   "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups",
   "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore",
   "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
   "clusterBlocks", "clusterRankValue", "clusterPeers", "clusterPeer", "clusterPeerBlock",
   ...halfRuntimeNames,
+  ...float8RuntimeNames,
 ]);
 
 const prelude = [
@@ -108,8 +110,10 @@ export function emitJs(input: JsModuleInput): JsOutput {
   if (bodies.some(usesMma16)) for (const line of matrix16Runtime) out.line(line);
   if ([...bodies, ...input.helpers.map(({ body }) => body)].some(usesBitcasts)) for (const line of bitcastRuntime) out.line(line);
   if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isHalfFloat(use.type)))) for (const line of halfRuntime) out.line(line);
+  if (input.kernels.some((unit) => typesUsed(unit.kernel).some((use) => isFloat8(use.type)))) for (const line of float8Runtime) out.line(line);
   if (bodies.some(usesWgmma)) for (const line of warpgroupRuntime) out.line(line);
   if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "wgmma" && warpgroupDepth(stmt.accumulator.array.fragment!.shape as WarpgroupShape) === 16))) for (const line of warpgroup16Runtime) out.line(line);
+  if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "wgmma" && warpgroupDepth(stmt.accumulator.array.fragment!.shape as WarpgroupShape) === 32))) for (const line of warpgroup8Runtime) out.line(line);
   if (bodies.some(usesWarpgroupRoles)) for (const line of barrierRuntime) out.line(line);
   if (bodies.some((body) => usesStmt(body, (stmt) => stmt.kind === "tileStore"))) for (const line of tileStoreRuntime) out.line(line);
   if (bodies.some(usesSubgroups)) {
@@ -864,6 +868,11 @@ class KernelPrinter {
       call = `wgmmaM64k16r(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${offset}, ${major}, ${half}, ${threads});`;
     } else if (isFragmentOperand(stmt.a)) {
       call = `wgmmaM64k8(${n}, ${operand(stmt.accumulator)}, ${operand(stmt.a)}, ${shared}, ${offset}, ${threads});`;
+    } else if (warpgroupDepth(stmt.accumulator.array.fragment!.shape as WarpgroupShape) === 32) {
+      // 8-bit inputs: A and B from shared arrays of codes, each decoded by its type's table (js-float8.ts).
+      const values = (array: ArrayRef) => float8Codec[array.elementType as Float8Type].table;
+      const a = `${this.arrays.get(stmt.a.array)!.name}, ${bare(this.blockPrinter.print(stmt.a.offset))}, ${values(stmt.a.array)}`;
+      call = `wgmmaM64k32(${n}, ${operand(stmt.accumulator)}, ${a}, ${shared}, ${offset}, ${values(stmt.b)}, ${threads});`;
     } else {
       // 16-bit inputs: A and B from shared arrays of encodings (0: bf16, 1: f16), B K-major (0) or N-major (1).
       const a = `${this.arrays.get(stmt.a.array)!.name}, ${bare(this.blockPrinter.print(stmt.a.offset))}`;

@@ -10,6 +10,7 @@ import type { LegalizeOptions } from "../passes/legalize.ts";
 import type { CheckOptions } from "../passes/checks.ts";
 import { packedNames } from "./wgsl-packed.ts";
 import { cudaHalfConversion, cudaHalfConversions, cudaHalfNames, cudaHalfOperators } from "./cuda-halves.ts";
+import { cudaFloat8Names } from "./cuda-float8.ts";
 
 export { targetNames, type TargetName } from "../ir/types.ts";
 
@@ -217,7 +218,7 @@ function elementSpellings(target: TargetName): Record<ElementScalar, string> {
   const element = (name: ElementScalar) => row[name].storage ?? row[name].value;
   return {
     i32: element("i32"), u32: element("u32"), f32: element("f32"), f16: element("f16"), bf16: element("bf16"), f64: element("f64"),
-    i8: element("i8"), u8: element("u8"), i16: element("i16"), u16: element("u16"),
+    i8: element("i8"), u8: element("u8"), i16: element("i16"), u16: element("u16"), e4m3: element("e4m3"), e5m2: element("e5m2"),
   };
 }
 
@@ -313,7 +314,7 @@ export const cudaSpelling: Spelling = {
     "atomicAdd", "atomicSub", "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch", "atomicCAS", "__threadfence",
     "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "__shfl_down_sync", "__ballot_sync", "__all_sync", "__any_sync",
     "tsk_lane_id", "tsk_subgroup_add", "tsk_subgroup_min", "tsk_subgroup_max", "tsk_subgroup_inclusive_add", "tsk_subgroup_exclusive_add",
-    "tsk_check", "tsk_report", "tsk_arrived", "__syncthreads_count", "__activemask", "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", ...cudaHalfNames, "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32", "tsk_mma_m16n8k16_bf16", "tsk_mma_m16n8k16_f16", "tsk_ldmatrix_x1", "tsk_ldmatrix_x2", "tsk_ldmatrix_x4", "tsk_ldmatrix_x1_trans", "tsk_ldmatrix_x2_trans", "tsk_ldmatrix_x4_trans",
+    "tsk_check", "tsk_report", "tsk_arrived", "__syncthreads_count", "__activemask", "tsk_signf", "tsk_fabsf", "tsk_abs", "tsk_sign", "tsk_fabs", "fmod", ...cudaHalfNames, ...cudaFloat8Names, "tsk_min", "tsk_max", "__float2int_rz", "__float2uint_rz", "__int_as_float", "__float_as_int", "tsk_tf32", "tsk_mma_m16n8k8_tf32", "tsk_mma_m16n8k16_bf16", "tsk_mma_m16n8k16_f16", "tsk_ldmatrix_x1", "tsk_ldmatrix_x2", "tsk_ldmatrix_x4", "tsk_ldmatrix_x1_trans", "tsk_ldmatrix_x2_trans", "tsk_ldmatrix_x4_trans",
   ]),
 };
 

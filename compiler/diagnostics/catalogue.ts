@@ -113,6 +113,8 @@ export const catalogue = {
   TSK2061: { severity: "error", template: "wgmma() multiplies A and B of one type, but '{0}' holds {1} and '{2}' holds {3}" },
   TSK2062: { severity: "error", template: "mma() multiplies A and B of one type, but '{0}' holds {1} and '{2}' holds {3}" },
   TSK2063: { severity: "error", template: "{0} moves the {2} elements of '{1}' from an array of f32 or {2}, but '{3}' holds {4}" },
+  TSK2065: { severity: "error", template: "{0} takes a 1-D shared array of e4m3 or e5m2 as {1} for an 8-bit shape (k32); found {2}" },
+  TSK2066: { severity: "error", template: "wgmma() of shape {0} reads B from '{1}' K-major only: the tensor cores transpose 16-bit operands, not 8-bit ones" },
 
   // Validation.
   TSK3001: { severity: "error", template: "{0} is reached in non-uniform control flow" },

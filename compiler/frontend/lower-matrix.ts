@@ -17,7 +17,7 @@
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
 import { arrayStride, isInteger, scalars, type ArrayRef, type ElementType, type Expr, type FragmentElement, type FragmentRef, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
-import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, matrixShapes, roundFragmentValue, warpgroupDepth, wgmma16Elements } from "../ir/matrix.ts";
+import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, matrixShapes, roundFragmentValue, warpgroupDepth, wgmma16Elements, wgmma8Elements } from "../ir/matrix.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 import { elementIndex, elementSlot, lowerFragmentRef } from "./lower-fragment-elements.ts";
 import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
@@ -59,13 +59,16 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
   const shapeText = literal(args[0]!);
   const shape = shapeText !== undefined && shapeText in fragmentLayouts ? (shapeText as MatrixShape) : undefined;
   if (!shape) return fail("TSK1067", spanOf(args[0]!), [role, `a shape: ${listed(shapesOf("warp"), '"')} (mma), or ${listed(shapesOf("warpgroup"), '"')} (wgmma)`, args[0]!.getText()]);
+  if (!fragmentLayouts[shape][role] && role === "a" && matrixShapes[shape].k === 32) {
+    return fail("TSK1067", spanOf(args[0]!), [role, `a shape with A fragments: the 8-bit shapes (${listed(shapesOf("warpgroup").filter((s) => matrixShapes[s as MatrixShape].k === 32), '"')}) read A from a shared array`, args[0]!.getText()]);
+  }
   if (!fragmentLayouts[shape][role]) {
     return fail("TSK1067", spanOf(args[0]!), [role, `the shape ${listed(shapesOf("warp"), '"')}: wgmma reads its B operand from shared memory, so the warpgroup shapes have no B fragments`, args[0]!.getText()]);
   }
   // The element types the shape's table row allows the role (accumulators: f32); the 16-bit shapes' A fragments
   // hold bf16 or f16, and a tf32 one there is TSK1170 (the TF32 shapes are k8).
   const info = matrixShapes[shape];
-  const allowed: readonly FragmentElement[] = role === "accumulator" ? ["f32"] : info.inputs;
+  const allowed = (role === "accumulator" ? ["f32"] : info.inputs) as readonly FragmentElement[];
   const elementText = literal(args[1]!);
   const fragmentElement = allowed.find((element) => element === elementText);
   if (!fragmentElement) {
@@ -274,7 +277,7 @@ function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
     if (binding?.kind === "array" && !binding.array.barriers && !binding.array.fragment && ok(binding.array)) return binding.array;
     return fail("TSK1098", spanOf(node), [want, `'${node.getText()}'`]);
   };
-  const target = arrayArg(args[0]!, "a 1-D shared array of f32, bf16 or f16 as its first argument", (a) => a.space === "shared" && a.dims.length === 1 && tileElements.has(a.elementType));
+  const target = arrayArg(args[0]!, "a 1-D shared array of f32, bf16, f16, e4m3 or e5m2 as its first argument", (a) => a.space === "shared" && a.dims.length === 1 && copyTileElements.has(a.elementType));
   const source = arrayArg(args[2]!, `a global buffer of ${target.elementType} (the shared array's type) as its third argument`, (a) => a.space === "global" && a.elementType === target.elementType);
   const map = arrayArg(args[3]!, "a read-only global u32 buffer (the tensor map) as its fourth argument", (a) => a.space === "global" && a.elementType === "u32" && a.access === "read");
   const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
@@ -291,16 +294,22 @@ function lowerCopyTile(context: FunctionContext, call: CallExpression): Stmt[] {
 
 /** The element types a tile copy or store moves: 128-byte rows of 32 f32 or 64 bf16/f16. */
 const tileElements: ReadonlySet<ElementType> = new Set<ElementType>(["f32", "bf16", "f16"]);
+/** A tile copy also brings in 8-bit float operands (128-byte rows of 128 codes) for the k32 wgmma. */
+const copyTileElements: ReadonlySet<ElementType> = new Set<ElementType>([...tileElements, "e4m3", "e5m2"]);
 
-/** A 1-D shared array of a 16-bit float type (bf16 or f16), as `what`'s `position` (TSK2060 otherwise). */
-function lowerShared16(context: FunctionContext, node: Expression, what: string, position: string): ArrayRef {
+/**
+ * A 1-D shared array of a 16-bit float type (bf16 or f16), as `what`'s `position` (TSK2060 otherwise); with
+ * `eightBit`, of an 8-bit float type (e4m3 or e5m2) for the k32 shapes (TSK2065 otherwise).
+ */
+function lowerShared16(context: FunctionContext, node: Expression, what: string, position: string, eightBit = false): ArrayRef {
   const binding = Node.isIdentifier(node) ? context.scope.lookup(node.getText()) : undefined;
-  if (binding?.kind === "array" && binding.array.space === "shared" && binding.array.dims.length === 1 && !binding.array.barriers && wgmma16Elements.has(binding.array.elementType)) return binding.array;
+  const elements = eightBit ? wgmma8Elements : wgmma16Elements;
+  if (binding?.kind === "array" && binding.array.space === "shared" && binding.array.dims.length === 1 && !binding.array.barriers && elements.has(binding.array.elementType)) return binding.array;
   const found =
     binding?.kind === "array"
       ? `'${binding.array.name}', ${binding.array.space === "shared" ? (binding.array.dims.length !== 1 ? "a 2-D shared array" : `a shared array of ${binding.array.elementType}`) : `a ${binding.array.space} array`}`
       : `'${node.getText()}'`;
-  return fail("TSK2060", spanOf(node), [what, position, found]);
+  return fail(eightBit ? "TSK2065" : "TSK2060", spanOf(node), [what, position, found]);
 }
 
 /**
@@ -319,7 +328,11 @@ function optionsOf(node: Expression, what: string, known: readonly string[]): Ma
   return out;
 }
 
-/** `wgmma(acc, A, aOffset, B, bOffset[, { bMajor: "n", bBoxRows }])`: the 16-bit shapes, both operands in shared memory. */
+/**
+ * `wgmma(acc, A, aOffset, B, bOffset[, { bMajor: "n", bBoxRows }])`: the 16-bit shapes, both operands in shared
+ * memory; and the 8-bit shapes (k32), both operands in shared arrays of e4m3 or e5m2 (A and B each of either),
+ * both K-major (`{ bMajor: "n" }` is TSK2066: wgmma transposes only 16-bit operands).
+ */
 function lowerWgmma16(context: FunctionContext, call: CallExpression): Stmt[] {
   const span = spanOf(call);
   const what = "wgmma()";
@@ -328,14 +341,17 @@ function lowerWgmma16(context: FunctionContext, call: CallExpression): Stmt[] {
   if (args.length > 6) return fail("TSK2008", span, [what, "5 or 6 arguments (acc, A, its offset, B, its offset and B's layout)", `${args.length} argument(s)`]);
   const accumulator = lowerFragmentRef(context, args[0]!, what, "first argument", "accumulator");
   const shape = accumulator.array.fragment!.shape;
-  if (!isWarpgroupShape(shape) || warpgroupDepth(shape) !== 16) return fail("TSK2035", spanOf(args[0]!), [what, "a 16-bit shape (m64n64k16, m64n128k16 or m64n256k16) when A is in shared memory", accumulator.array.name, shape]);
-  const a = lowerShared16(context, args[1]!, what, "A (its second argument)");
-  const b = lowerShared16(context, args[3]!, what, "B (its fourth argument)");
-  if (a.elementType !== b.elementType) return fail("TSK2061", spanOf(args[3]!), [a.name, a.elementType, b.name, b.elementType]);
+  if (!isWarpgroupShape(shape) || warpgroupDepth(shape) === 8) return fail("TSK2035", spanOf(args[0]!), [what, "a 16-bit shape (m64n64k16, m64n128k16 or m64n256k16) or an 8-bit one (m64n64k32, m64n128k32 or m64n256k32) when A is in shared memory", accumulator.array.name, shape]);
+  const eightBit = warpgroupDepth(shape) === 32;
+  const a = lowerShared16(context, args[1]!, what, "A (its second argument)", eightBit);
+  const b = lowerShared16(context, args[3]!, what, "B (its fourth argument)", eightBit);
+  // The 8-bit shapes take A and B of different types (e4m3 · e5m2); the 16-bit ones one type.
+  if (!eightBit && a.elementType !== b.elementType) return fail("TSK2061", spanOf(args[3]!), [a.name, a.elementType, b.name, b.elementType]);
   const integer = (arg: Expression, role: string) => lowerExpected(context, arg, "i32", (found) => fail("TSK2008", spanOf(arg), [what, `an i32 ${role}`, found.type]));
   const aOffset = integer(args[2]!, "offset of A");
   const bOffset = integer(args[4]!, "offset of B");
   const layout = args[5] ? lowerBLayout(context, args[5], what) : {};
+  if (eightBit && layout.bMajor === "n") return fail("TSK2066", spanOf(args[5]!), [shape, b.name]);
   return [{ kind: "wgmma", accumulator, a: { kind: "sharedOperand", array: a, offset: aOffset }, b, offset: bOffset, ...layout, span }];
 }
 

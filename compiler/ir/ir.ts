@@ -37,7 +37,9 @@ export {
   arrayStride,
   isFloat,
   isInteger,
+  isFloat8,
   isNarrowInt,
+  isStorageOnly,
   isNumeric,
   isScalar,
   isStruct,
@@ -46,6 +48,7 @@ export {
   scalarTypes,
   type ElementScalar,
   type ElementType,
+  type Float8Type,
   type NarrowIntType,
   type ScalarType,
   type StructType,
@@ -105,13 +108,14 @@ export type FragmentRole = "a" | "b" | "accumulator";
  * threads holds each fragment, and B is read from shared memory, so these shapes have no B fragments), and
  * m64n64k16, m64n128k16 and m64n256k16 its shapes with 16-bit inputs (bf16 or f16), whose B is read from
  * shared memory and whose A is read from shared memory too or held in registers (an A fragment of bf16 or
- * f16 elements).
+ * f16 elements), and m64n64k32, m64n128k32 and m64n256k32 its shapes with 8-bit float inputs (e4m3 or e5m2, A
+ * and B each of either), both read K-major from shared memory.
  */
 export type MatrixShape = WarpShape | WarpgroupShape;
 /** The warp (mma.sync) shapes: TF32 (k8) and 16-bit (k16) inputs. */
 export type WarpShape = "m16n8k8" | "m16n8k16";
-/** The warpgroup (wgmma) shapes: TF32 (k8) and 16-bit (k16) inputs. */
-export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8" | "m64n64k16" | "m64n128k16" | "m64n256k16";
+/** The warpgroup (wgmma) shapes: TF32 (k8), 16-bit (k16) and 8-bit float (k32) inputs. */
+export type WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8" | "m64n64k16" | "m64n128k16" | "m64n256k16" | "m64n64k32" | "m64n128k32" | "m64n256k32";
 /**
  * The element type of a fragment: tf32 inputs (f32 rounded to 10 mantissa bits), f32 accumulators, and bf16
  * or f16 inputs (the A fragments of the k16 shapes, and m16n8k16's B fragments). Every fragment array holds f32 values in the IR; a store
@@ -602,7 +606,8 @@ export interface MmaStmt extends StmtBase {
  * B, bOffset)`, both arrays of the same 16-bit float type, A (64 × 16) K-major and B (16 × n) K-major or,
  * with `bMajor` "n", N-major in boxes of `bBoxRows` rows (ir/matrix.ts, `wgmmaOperandIndex`); or A from a
  * register fragment of bf16 or f16 elements (`wgmma(acc, a, B, bOffset[, layout])`, `a` a `FragmentRef` of
- * the accumulator's shape, B of the fragment's element type).
+ * the accumulator's shape, B of the fragment's element type). The 8-bit shapes (k32) take A (64 × 32) and B
+ * (32 × n) from shared arrays of e4m3 or e5m2 (each of either), both K-major.
  */
 export interface WgmmaStmt extends StmtBase {
   readonly kind: "wgmma";

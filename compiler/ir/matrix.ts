@@ -9,8 +9,8 @@
  * the 128-byte swizzle, also defined here), so the CUDA backend passes a thread's elements to the instruction
  * in order. Also here: TF32 rounding as `cvt.rna.tf32.f32` does it, and the truncation the tensor cores apply
  * to operands they read from shared memory; and the 128-byte-swizzled layouts of shared memory for any element
- * size (the box layout the tensor memory accelerator writes and reads, and how the 16-bit wgmma shapes read
- * their A and B operands from it).
+ * size (the box layout the tensor memory accelerator writes and reads, and how the 16-bit and 8-bit wgmma
+ * shapes read their A and B operands from it).
  */
 
 import type { ElementType, Expr, FragmentRole, FragmentType, MatrixShape, ScalarType, Span, WarpgroupShape } from "./ir.ts";
@@ -106,6 +106,10 @@ export const fragmentLayouts: Readonly<Record<MatrixShape, Readonly<Partial<Reco
   m64n64k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(64) },
   m64n128k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(128) },
   m64n256k16: { a: warpgroupA16, accumulator: warpgroupAccumulator(256) },
+  // 8-bit float inputs (e4m3, e5m2): A and B both read from shared memory (no A fragments in the language yet).
+  m64n64k32: { accumulator: warpgroupAccumulator(64) },
+  m64n128k32: { accumulator: warpgroupAccumulator(128) },
+  m64n256k32: { accumulator: warpgroupAccumulator(256) },
 };
 
 /** The .b32 registers of a 16-bit fragment of `perLane` elements: register i packs elements 2i (low half) and 2i+1 (high half). */
@@ -158,8 +162,9 @@ export function ldmatrixElements(count: 1 | 2 | 4, transpose: boolean, lane: num
  */
 export interface ShapeInfo {
   readonly group: "warp" | "warpgroup";
-  readonly k: 8 | 16;
-  readonly inputs: readonly ("tf32" | "bf16" | "f16")[];
+  readonly k: 8 | 16 | 32;
+  /** The element types of its A (and B) inputs: fragment elements, or for k32 the shared arrays' types. */
+  readonly inputs: readonly ("tf32" | "bf16" | "f16" | "e4m3" | "e5m2")[];
 }
 
 export const matrixShapes: Readonly<Record<MatrixShape, ShapeInfo>> = {
@@ -171,6 +176,9 @@ export const matrixShapes: Readonly<Record<MatrixShape, ShapeInfo>> = {
   m64n64k16: { group: "warpgroup", k: 16, inputs: ["bf16", "f16"] },
   m64n128k16: { group: "warpgroup", k: 16, inputs: ["bf16", "f16"] },
   m64n256k16: { group: "warpgroup", k: 16, inputs: ["bf16", "f16"] },
+  m64n64k32: { group: "warpgroup", k: 32, inputs: ["e4m3", "e5m2"] },
+  m64n128k32: { group: "warpgroup", k: 32, inputs: ["e4m3", "e5m2"] },
+  m64n256k32: { group: "warpgroup", k: 32, inputs: ["e4m3", "e5m2"] },
 };
 
 /**
@@ -227,16 +235,22 @@ export function isWarpgroupShape(shape: MatrixShape): shape is WarpgroupShape {
 
 /** The n of a warpgroup shape: the columns of its B and accumulator. */
 export function warpgroupColumns(shape: WarpgroupShape): number {
-  return { m64n64k8: 64, m64n128k8: 128, m64n256k8: 256, m64n64k16: 64, m64n128k16: 128, m64n256k16: 256 }[shape];
+  return { m64n64k8: 64, m64n128k8: 128, m64n256k8: 256, m64n64k16: 64, m64n128k16: 128, m64n256k16: 256, m64n64k32: 64, m64n128k32: 128, m64n256k32: 256 }[shape];
 }
 
-/** The k of a warpgroup shape: 8 for TF32 inputs (A a register fragment), 16 for 16-bit ones (A in shared memory or registers). */
-export function warpgroupDepth(shape: WarpgroupShape): 8 | 16 {
+/**
+ * The k of a warpgroup shape: 8 for TF32 inputs (A a register fragment), 16 for 16-bit ones (A in shared memory
+ * or registers), 32 for 8-bit floats (A and B in shared memory). Each is 32 bytes of a 128-byte row of k.
+ */
+export function warpgroupDepth(shape: WarpgroupShape): 8 | 16 | 32 {
   return matrixShapes[shape].k;
 }
 
 /** The 16-bit float types a k16 wgmma multiplies (its A and B arrays hold one of them; f32 accumulators). */
 export const wgmma16Elements: ReadonlySet<ElementType> = new Set<ElementType>(["bf16", "f16"]);
+
+/** The 8-bit float types a k32 wgmma multiplies (its A and B arrays each hold one of them; f32 accumulators). */
+export const wgmma8Elements: ReadonlySet<ElementType> = new Set<ElementType>(["e4m3", "e5m2"]);
 
 /**
  * The 128-byte swizzle of a shared array of `bytes`-byte elements (index in elements from the array's start,
@@ -263,15 +277,37 @@ export function boxIndex(offset: number, r: number, c: number, boxRows: number, 
 }
 
 /**
- * The shared-array index of a 16-bit wgmma operand's element (the k16 shapes): A[row][k] (64 × 16, K-major) at
- * swizzle(aOffset + 64·row + k); B[k][col] (16 × n) K-major at swizzle(bOffset + 64·col + k), or N-major at
- * boxIndex(bOffset, k, col, bBoxRows), the layout a copyTile of B's (k × n) boxes writes. The offsets are as
- * the descriptors need them: K-major ones start within the first 128-byte row of an 8-row group, at a
- * multiple of 16 elements (32 bytes, one k16 step), and N-major ones on a group (multiple of 512).
+ * The shared-array index of a 16-bit or 8-bit wgmma operand's element, with `bytes` the element size (2: the
+ * k16 shapes, 1: the k32 ones) and R = 128 / bytes elements in a 128-byte row: A[row][k] (64 × k, K-major) at
+ * swizzle(aOffset + R·row + k); B[k][col] (k × n) K-major at swizzle(bOffset + R·col + k), or (16-bit only)
+ * N-major at boxIndex(bOffset, k, col, bBoxRows), the layout a copyTile of B's (k × n) boxes writes. The offsets
+ * are as the descriptors need them: K-major ones start within the first 128-byte row of an 8-row group, at a
+ * multiple of 32 bytes (16 or 32 elements, one k step), and N-major ones on a group (multiple of 512).
  */
-export function wgmmaOperandIndex(operand: "a" | "b", major: "k" | "n", offset: number, row: number, col: number, boxRows: number): number {
-  if (operand === "a") return swizzleIndex(offset + 64 * row + col, 2);
-  return major === "k" ? swizzleIndex(offset + 64 * col + row, 2) : boxIndex(offset, row, col, boxRows, 2);
+export function wgmmaOperandIndex(operand: "a" | "b", major: "k" | "n", offset: number, row: number, col: number, boxRows: number, bytes: 1 | 2 = 2): number {
+  const perRow = 128 / bytes;
+  if (operand === "a") return swizzleIndex(offset + perRow * row + col, bytes);
+  return major === "k" ? swizzleIndex(offset + perRow * col + row, bytes) : boxIndex(offset, row, col, boxRows, bytes);
+}
+
+/**
+ * One warpgroup's m64nNk32 multiply-accumulate with 8-bit float inputs, as the CPU emulates it: D[r][c] starts
+ * from C[r][c] (row-major 64 × n) and adds A[r][k]·B[k][c] (A row-major 64 × 32, B row-major 32 × n, the f32 values
+ * of e4m3 or e5m2 codes) for k = 0 … 31 in order, rounding to f32 after each addition. A product of two such
+ * values is exact in f32 (4 significant bits each at most, and its magnitude between 2⁻³² and 57344²), so only
+ * the order of the additions is the emulation's: the tensor cores add in an order of their own (and may keep
+ * fewer bits in their internal sums), so the GPU may differ from this within the rounding of 32 additions.
+ */
+export function wgmmaM64k32Reference(n: number, a: ArrayLike<number>, b: ArrayLike<number>, c: ArrayLike<number>): Float32Array {
+  const d = new Float32Array(64 * n);
+  for (let r = 0; r < 64; r++) {
+    for (let col = 0; col < n; col++) {
+      let sum = Math.fround(c[r * n + col]!);
+      for (let k = 0; k < 32; k++) sum = Math.fround(sum + Math.fround(a[r * 32 + k]! * b[k * n + col]!));
+      d[r * n + col] = sum;
+    }
+  }
+  return d;
 }
 
 /**

@@ -8,8 +8,10 @@
  *
  * Three kinds of type:
  * - **Scalars**, spelled as strings. The value types `bool`, `i32`, `u32`, `f32`, `f16`, `bf16`, `f64`,
- *   which locals, parameters and expressions have; and the *narrow integers* `i8`, `u8`, `i16`, `u16`, which
- *   only array elements have: a load widens one to i32 or u32 and a store truncates, as a typed array does.
+ *   which locals, parameters and expressions have; the *narrow integers* `i8`, `u8`, `i16`, `u16`, which
+ *   only array elements have: a load widens one to i32 or u32 and a store truncates, as a typed array does;
+ *   and the *8-bit floats* `e4m3`, `e5m2` (OCP FP8), also storage only: a load gives the f32 of the value, a
+ *   store rounds an f32 to nearest even and saturates to the largest finite value.
  * - **Vectors** of 2 to 4 components of one scalar (`vec3f`, `vec4h`, `vec2b`…): interned, one object per
  *   type, so that types compare with `===`.
  * - **Structs**: named records of scalar, vector and struct fields, one object per declaration.
@@ -40,11 +42,14 @@ export type ScalarType = "bool" | "i32" | "u32" | "f32" | "f16" | "bf16" | "f64"
 /** The narrow integers: element types of arrays only (loads give i32/u32, stores truncate). */
 export type NarrowIntType = "i8" | "u8" | "i16" | "u16";
 
-/** Every scalar an array element may be: the value scalars but bool, and the narrow integers. */
-export type ElementScalar = Exclude<ScalarType, "bool"> | NarrowIntType;
+/** The 8-bit floats (OCP FP8): element types of arrays only (loads give f32, stores round and saturate). */
+export type Float8Type = "e4m3" | "e5m2";
+
+/** Every scalar an array element may be: the value scalars but bool, the narrow integers and the 8-bit floats. */
+export type ElementScalar = Exclude<ScalarType, "bool"> | NarrowIntType | Float8Type;
 
 /** Any scalar name the tables know. */
-export type AnyScalar = ScalarType | NarrowIntType;
+export type AnyScalar = ScalarType | NarrowIntType | Float8Type;
 
 /** The floating-point value types. */
 export type FloatType = "f32" | "f16" | "bf16" | "f64";
@@ -58,6 +63,11 @@ export interface FloatFormat {
   readonly mantissaBits: number;
   /** The largest finite value. */
   readonly maxFinite: number;
+  /**
+   * A store saturates to `maxFinite` instead of overflowing to infinity (the 8-bit floats, as CUDA's `satfinite`
+   * conversions; e4m3 has no infinities at all). compiler/lang/float8.ts holds the rest of their formats.
+   */
+  readonly saturates?: true;
 }
 
 /** The target-independent facts of one scalar. */
@@ -69,7 +79,7 @@ export interface ScalarInfo {
   /** Bytes of one element in an array (and its alignment there). */
   readonly bytes: 1 | 2 | 4 | 8;
   readonly signed: boolean;
-  /** The value type an array element of this type loads as: itself, or i32/u32 for the narrow integers. */
+  /** The value type an array element of this type loads as: itself, i32/u32 for the narrow integers, f32 for the 8-bit floats. */
   readonly valueType: ScalarType;
   /** Integers: the range of values. */
   readonly range?: { readonly min: number; readonly max: number };
@@ -137,12 +147,24 @@ export const scalars: Readonly<Record<AnyScalar, ScalarInfo>> = {
     name: "u16", class: "int", bits: 16, bytes: 2, signed: false, valueType: "u32", range: { min: 0, max: 65535 },
     typescript: { buffer: "Uint16Array", readonlyBuffer: "ReadonlyUint16Array", allocator: "u16" },
   },
+  // The 8-bit floats: no values of their own (an element loads as the f32 it stands for), so no annotation or
+  // conversion; the formats' facts are compiler/lang/float8.ts's, which encodes and decodes them.
+  e4m3: {
+    name: "e4m3", class: "float", bits: 8, bytes: 1, signed: true, valueType: "f32",
+    float: { exponentBits: 4, mantissaBits: 3, maxFinite: 448, saturates: true },
+    typescript: { buffer: "Float8E4M3Array", readonlyBuffer: "ReadonlyFloat8E4M3Array", allocator: "e4m3" },
+  },
+  e5m2: {
+    name: "e5m2", class: "float", bits: 8, bytes: 1, signed: true, valueType: "f32",
+    float: { exponentBits: 5, mantissaBits: 2, maxFinite: 57344, saturates: true },
+    typescript: { buffer: "Float8E5M2Array", readonlyBuffer: "ReadonlyFloat8E5M2Array", allocator: "e5m2" },
+  },
 };
 
 /** The value scalars, in the order messages list them. */
 export const scalarTypes: readonly ScalarType[] = ["f32", "i32", "u32", "bool", "f16", "bf16", "f64"];
 /** Every element scalar, in the order messages list them. */
-export const elementScalars: readonly ElementScalar[] = ["f32", "i32", "u32", "f16", "bf16", "f64", "i8", "u8", "i16", "u16"];
+export const elementScalars: readonly ElementScalar[] = ["f32", "i32", "u32", "f16", "bf16", "f64", "i8", "u8", "i16", "u16", "e4m3", "e5m2"];
 
 export function isScalar(type: Type): type is ScalarType {
   return typeof type === "string";
@@ -168,6 +190,15 @@ export function valueTypeOf(element: ElementScalar): ScalarType {
 
 export function isNarrowInt(type: ElementType): type is NarrowIntType {
   return type === "i8" || type === "u8" || type === "i16" || type === "u16";
+}
+
+export function isFloat8(type: Type | ElementType): type is Float8Type {
+  return type === "e4m3" || type === "e5m2";
+}
+
+/** An element type with no values of its own (narrow integers, 8-bit floats): a load converts, a store converts back. */
+export function isStorageOnly(type: ElementType): type is NarrowIntType | Float8Type {
+  return isNarrowInt(type) || isFloat8(type);
 }
 
 /** A float narrower than f32 (f16, bf16): computed as if in f32 and rounded after every operation. */
@@ -274,6 +305,9 @@ export const targetScalars: Readonly<Record<TargetName, Readonly<Record<AnyScala
     u8: { support: native, value: "unsigned int", storage: "unsigned char" },
     i16: { support: native, value: "int", storage: "short" },
     u16: { support: native, value: "unsigned int", storage: "unsigned short" },
+    // The codes as bytes; a load decodes to float, a store rounds (backends/cuda-halves.ts: tsk_e4m3_to_f32…).
+    e4m3: { support: native, value: "float", storage: "unsigned char", storesBits: true },
+    e5m2: { support: native, value: "float", storage: "unsigned char", storesBits: true },
   },
   wgsl: {
     bool: { support: native, value: "bool" },
@@ -294,6 +328,8 @@ export const targetScalars: Readonly<Record<TargetName, Readonly<Record<AnyScala
     u8: { support: { level: "emulated", how: "arrays hold four u8 in each u32 word; values are u32" }, value: "u32", storage: "u32", perStorageElement: 4, storesBits: true },
     i16: { support: { level: "emulated", how: "arrays hold two i16 in each u32 word; values are i32" }, value: "i32", storage: "u32", perStorageElement: 2, storesBits: true },
     u16: { support: { level: "emulated", how: "arrays hold two u16 in each u32 word; values are u32" }, value: "u32", storage: "u32", perStorageElement: 2, storesBits: true },
+    e4m3: { support: { level: "refused", why: "WGSL has no 8-bit floats, and tskernel does not emulate them there yet" }, value: "f32" },
+    e5m2: { support: { level: "refused", why: "WGSL has no 8-bit floats, and tskernel does not emulate them there yet" }, value: "f32" },
   },
   js: {
     bool: { support: native, value: "boolean" },
@@ -308,6 +344,8 @@ export const targetScalars: Readonly<Record<TargetName, Readonly<Record<AnyScala
     u8: { support: native, value: "number", storage: "Uint8Array" },
     i16: { support: native, value: "number", storage: "Int16Array" },
     u16: { support: native, value: "number", storage: "Uint16Array" },
+    e4m3: { support: { level: "emulated", how: "arrays are Uint8Array of the codes; a load decodes, a store rounds to nearest even and saturates" }, value: "number", storage: "Uint8Array", storesBits: true },
+    e5m2: { support: { level: "emulated", how: "arrays are Uint8Array of the codes; a load decodes, a store rounds to nearest even and saturates" }, value: "number", storage: "Uint8Array", storesBits: true },
   },
 };
 
@@ -351,7 +389,7 @@ export function isVector(type: Type | ElementType): type is VectorType {
 // Structs
 
 /** The types a struct field may have. bool has no memory layout shared by the targets; see docs. */
-export type FieldType = Exclude<ScalarType, "bool"> | NarrowIntType | VectorType | StructType;
+export type FieldType = Exclude<ScalarType, "bool"> | NarrowIntType | Float8Type | VectorType | StructType;
 
 export interface StructField {
   readonly name: string;

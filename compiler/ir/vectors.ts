@@ -8,7 +8,7 @@
 
 import { declaredVariables, type Access, type Expr, type Span, type Stmt } from "./ir.ts";
 import { exprsOf, walkExpr, walkStmts } from "./rewrite.ts";
-import { isStruct, isVector, layoutOf, structLayout, vectorType, type ElementType, type FieldType, type ScalarType, type StructType, type Type, type VectorElement, type VectorSize, type VectorType } from "./types.ts";
+import { isStruct, isVector, layoutOf, scalars, structLayout, vectorType, type ElementType, type FieldType, type ScalarType, type StructType, type Type, type VectorElement, type VectorSize, type VectorType } from "./types.ts";
 
 /** The lanes of a vector as kernels name them. */
 export const laneNames = "xyzw";
@@ -87,10 +87,10 @@ export function placeType(stmt: Stmt & { kind: "assign" | "store" }): Type {
   return partType(stmt.kind === "assign" ? stmt.variable.type : loadType(stmt.array.elementType), stmt.path);
 }
 
-/** What a load of an array element gives: narrow integers widen to i32/u32; vectors and structs are themselves. */
+/** What a load of an array element gives: narrow integers widen to i32/u32, 8-bit floats to f32; vectors and structs are themselves. */
 export function loadType(element: ElementType): Type {
   if (typeof element !== "string") return element;
-  return element === "i8" || element === "i16" ? "i32" : element === "u8" || element === "u16" ? "u32" : element;
+  return scalars[element].valueType;
 }
 
 /** One scalar of a value's memory: its path from the whole value, its scalar type and its byte offset. */

@@ -57,6 +57,23 @@ export interface BFloat16Array {
   readonly [Symbol.toStringTag]: "BFloat16Array";
 }
 
+/**
+ * Buffers of 8-bit floats (OCP FP8, 1 byte each: the bytes of a PyTorch float8_e4m3fn or float8_e5m2 tensor).
+ * e4m3: 4 exponent bits, 3 mantissa bits, finite up to 448, no infinities; e5m2: 5 and 2, finite up to 57344,
+ * with infinities. An element loads as the f32 it stands for; a store rounds an f32 to nearest even and
+ * saturates to the largest finite value (NaN stays NaN). There are no e4m3 or e5m2 values, only elements.
+ */
+export interface Float8E4M3Array {
+  [index: number]: number;
+  readonly length: number;
+  readonly [Symbol.toStringTag]: "Float8E4M3Array";
+}
+export interface Float8E5M2Array {
+  [index: number]: number;
+  readonly length: number;
+  readonly [Symbol.toStringTag]: "Float8E5M2Array";
+}
+
 /** Read-only global buffers: writes through them are TypeScript errors, and CUDA gets `const __restrict__`. */
 export type ReadonlyFloat32Array = Readonly<Float32Array>;
 export type ReadonlyInt32Array = Readonly<Int32Array>;
@@ -69,15 +86,17 @@ export type ReadonlyInt8Array = Readonly<Int8Array>;
 export type ReadonlyUint8Array = Readonly<Uint8Array>;
 export type ReadonlyInt16Array = Readonly<Int16Array>;
 export type ReadonlyUint16Array = Readonly<Uint16Array>;
+export type ReadonlyFloat8E4M3Array = Readonly<Float8E4M3Array>;
+export type ReadonlyFloat8E5M2Array = Readonly<Float8E5M2Array>;
 
 /**
  * The element types a kernel can be written once for: a kernel function with a type parameter `<T extends
  * DType>` is built once per element type its `specializations` name (`specializations: [{ T: "f32" }, { T:
  * "bf16" }]`), each with its own entry name (`scale_T_bf16`). Inside, `BufferOf<T>` and `ReadonlyBufferOf<T>`
  * are buffer parameters of T, `Elem<T>` the value type of an element of T (i32/u32 for the 8- and 16-bit
- * integers), `cast<T>(x)` the conversion to it.
+ * integers, f32 for the 8-bit floats), `cast<T>(x)` the conversion to it.
  */
-export type DType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16";
+export type DType = "f32" | "i32" | "u32" | "f16" | "bf16" | "f64" | "i8" | "u8" | "i16" | "u16" | "e4m3" | "e5m2";
 interface BuffersOf {
   f32: Float32Array;
   i32: Int32Array;
@@ -89,12 +108,14 @@ interface BuffersOf {
   u8: Uint8Array;
   i16: Int16Array;
   u16: Uint16Array;
+  e4m3: Float8E4M3Array;
+  e5m2: Float8E5M2Array;
 }
 /** A writable buffer of the element type T (a kernel's type parameter, or a name: `BufferOf<"bf16">`). */
 export type BufferOf<T extends DType> = BuffersOf[T];
 /** A read-only buffer of the element type T. */
 export type ReadonlyBufferOf<T extends DType> = Readonly<BuffersOf[T]>;
-/** The value of an element of T: T itself, or i32/u32 for the 8- and 16-bit integers. */
+/** The value of an element of T: T itself, i32/u32 for the 8- and 16-bit integers, f32 for the 8-bit floats. */
 export type Elem<T extends DType> = number;
 
 /** The x, y and z components of a thread or block coordinate; each is an i32 inside a kernel. */
@@ -212,6 +233,8 @@ export const shared = {
   u8: sharedArray,
   i16: sharedArray,
   u16: sharedArray,
+  e4m3: sharedArray,
+  e5m2: sharedArray,
   barriers: sharedArray,
   ...vectorAllocators(),
 } as unknown as SharedVectorAllocators & {
@@ -235,6 +258,10 @@ export const shared = {
   i16(rows: number, cols: number): Int16Array[];
   u16(length: number): Uint16Array;
   u16(rows: number, cols: number): Uint16Array[];
+  e4m3(length: number): Float8E4M3Array;
+  e4m3(rows: number, cols: number): Float8E4M3Array[];
+  e5m2(length: number): Float8E5M2Array;
+  e5m2(rows: number, cols: number): Float8E5M2Array[];
   /**
    * `count` mbarriers in shared memory (CUDA sm_90 and the CPU): barriers that some threads arrive at and
    * others wait on, phase after phase, without stopping the block. Reached only through `initBarrier`,
@@ -270,6 +297,8 @@ export const local = {
   u8: sharedArray,
   i16: sharedArray,
   u16: sharedArray,
+  e4m3: sharedArray,
+  e5m2: sharedArray,
   ...vectorAllocators(),
 } as unknown as LocalVectorAllocators & {
   f32(length: number): Float32Array;
@@ -282,6 +311,8 @@ export const local = {
   u8(length: number): Uint8Array;
   i16(length: number): Int16Array;
   u16(length: number): Uint16Array;
+  e4m3(length: number): Float8E4M3Array;
+  e5m2(length: number): Float8E5M2Array;
 };
 
 /** Explicit conversions. Float to integer truncates toward zero and saturates; NaN becomes 0. */
@@ -351,8 +382,8 @@ export function bitcastF32(x: u32): f32 {
 type ElementArray = Readonly<Float32Array> | Readonly<Int32Array> | Readonly<Uint32Array>;
 /** Arrays of 16-bit elements (`load8`, `store8`: 16 bytes; `load4`/`store4`: 8 bytes). */
 type Array16 = Float16Array | BFloat16Array | Int16Array | Uint16Array;
-/** Arrays of 8-bit elements (`load16`, `store16`: 16 bytes; `load8`/`store8`: 8; `load4`/`store4`: 4). */
-type Array8 = Int8Array | Uint8Array;
+/** Arrays of 8-bit elements (`load16`, `store16`: 16 bytes; `load8`/`store8`: 8; `load4`/`store4`: 4); 8-bit floats load as f32. */
+type Array8 = Int8Array | Uint8Array | Float8E4M3Array | Float8E5M2Array;
 /** What `load4` reads: arrays of 32-, 16- and 8-bit elements. */
 type Load4Array = ElementArray | Readonly<Array16> | Readonly<Array8>;
 
@@ -390,7 +421,7 @@ export function store8(array: Array16 | Array8, index: i32, ...values: Eight): v
   outsideKernel("store8()");
 }
 
-/** Reads sixteen consecutive 8-bit elements (i8, u8) from `index` on, a multiple of 16: 16 bytes in one access. */
+/** Reads sixteen consecutive 8-bit elements (i8, u8, e4m3, e5m2) from `index` on, a multiple of 16: 16 bytes in one access. */
 export function load16(array: Readonly<Array8>, index: i32): [...Eight, ...Eight] {
   void [array, index];
   return outsideKernel("load16()");
@@ -590,12 +621,17 @@ export function subgroupAny(predicate: boolean): boolean {
  * The m×n×k shapes: m16n8k8 (TF32 inputs) and m16n8k16 (bf16 or f16 inputs) for `mma` (a warp's fragments:
  * A 16×8 or 16×16, B 8×8 or 16×8, accumulator 16×8), and for `wgmma`
  * (a warpgroup's: A 64×8, accumulator 64×n, B 8×n read from shared memory) m64n64k8, m64n128k8, m64n256k8
- * with TF32 inputs, and m64n64k16, m64n128k16, m64n256k16 with bf16 or f16 inputs (B read from shared memory,
- * A from shared memory or from an A fragment of 64×16 bf16 or f16 elements).
+ * with TF32 inputs, m64n64k16, m64n128k16, m64n256k16 with bf16 or f16 inputs (B read from shared memory,
+ * A from shared memory or from an A fragment of 64×16 bf16 or f16 elements), and m64n64k32, m64n128k32,
+ * m64n256k32 with 8-bit float inputs (e4m3 or e5m2; A and B both read K-major from shared memory).
  */
 export type MatrixShape = "m16n8k8" | "m16n8k16" | WarpgroupShape;
 /** The shapes of `wgmma` (sm_90a tensor cores; CUDA only, and the CPU's emulation). */
-export type WarpgroupShape = Tf32WarpgroupShape | Half16WarpgroupShape;
+export type WarpgroupShape = Tf32WarpgroupShape | Half16WarpgroupShape | Float8WarpgroupShape;
+/** The 8-bit float shapes of `wgmma` (A and B in shared arrays of e4m3 or e5m2, each of either, K-major). */
+export type Float8WarpgroupShape = "m64n64k32" | "m64n128k32" | "m64n256k32";
+/** A shared array that the 8-bit `wgmma` reads. */
+type Float8Array = Float8E4M3Array | Float8E5M2Array;
 /** The TF32 shapes of `wgmma` (A a register fragment). */
 export type Tf32WarpgroupShape = "m64n64k8" | "m64n128k8" | "m64n256k8";
 /** The 16-bit shapes of `wgmma` (B in a shared array of bf16 or f16; A too, or in a bf16 or f16 A fragment). */
@@ -759,6 +795,15 @@ export function wgmma<S extends Half16WarpgroupShape>(acc: Fragment<"accumulator
  * Asynchronous: change `a` only after the `wgmmaWait` that covers the call's group.
  */
 export function wgmma<S extends Half16WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Fragment<"a", S, "bf16" | "f16">, b: Half16Array, bOffset: i32, layout?: { bMajor: "k" } | { bMajor: "n"; bBoxRows: i32 }): void;
+/**
+ * `acc = A · B + acc` with 8-bit float inputs (a k32 shape, `wgmma.mma_async …m64nNk32.f32.e4m3.e5m2` and the
+ * like): A (64×32) read from the shared e4m3 or e5m2 array `a` K-major in the 128-byte swizzle (A[row][k] at
+ * `a[swizzle(aOffset + 128·row + k)]`, swizzle(i) = i ^ (((i >> 7) & 7) << 4)), B (32×n) from `b` (e4m3 or e5m2,
+ * not necessarily A's type) K-major too (B[k][col] at `b[swizzle(bOffset + 128·col + k)]`): the tensor cores
+ * transpose no 8-bit operand, so B is stored as Bᵀ, n rows of k. The offsets are multiples of 32 in the first
+ * 128-byte row of a group of 8 rows (offset % 1024 < 128). f32 accumulation; asynchronous, as the other forms.
+ */
+export function wgmma<S extends Float8WarpgroupShape>(acc: Fragment<"accumulator", S, "f32">, a: Float8Array, aOffset: i32, b: Float8Array, bOffset: i32, layout?: { bMajor: "k" }): void;
 export function wgmma(...args: unknown[]): void {
   void args;
   outsideKernel("wgmma()");
@@ -839,9 +884,9 @@ export function arriveExpectBytes(barriers: Barriers, index: i32, bytes: i32): v
  * counted on its own barrier `index` (`.multicast::cluster`).
  */
 export function copyTile(
-  target: Float32Array | Half16Array,
+  target: Float32Array | Half16Array | Float8Array,
   offset: i32,
-  source: ElementArray | Readonly<Half16Array>,
+  source: ElementArray | Readonly<Half16Array> | Readonly<Float8Array>,
   map: ReadonlyUint32Array,
   x: i32,
   y: i32,

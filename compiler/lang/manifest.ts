@@ -11,8 +11,8 @@ export type ManifestTarget = "cuda" | "wgsl" | "js";
 /** The scalar types of the kernel language, as the manifest spells them (compiler/ir/types.ts). */
 export type ManifestScalarType = "f32" | "i32" | "u32" | "bool" | "f16" | "bf16" | "f64";
 
-/** The element types of buffers: the scalars but bool, and the 8- and 16-bit integers (storage only). */
-export type ManifestElementType = Exclude<ManifestScalarType, "bool"> | "i8" | "u8" | "i16" | "u16";
+/** The element types of buffers: the scalars but bool, the 8- and 16-bit integers and the 8-bit floats (storage only). */
+export type ManifestElementType = Exclude<ManifestScalarType, "bool"> | "i8" | "u8" | "i16" | "u16" | "e4m3" | "e5m2";
 
 /**
  * How a vector or struct lies in memory: WGSL's storage layout, which every target shares (buffers, the

@@ -12,7 +12,7 @@
  * repeats, so values live on from one iteration to the next as they did in the array.
  */
 
-import { isNarrowInt, type ArrayRef, type DeclareStmt, type Expr, type ScalarType, type Stmt, type Variable } from "../ir/ir.ts";
+import { isStorageOnly, type ArrayRef, type DeclareStmt, type Expr, type ScalarType, type Stmt, type Variable } from "../ir/ir.ts";
 import { loadType } from "../ir/vectors.ts";
 import { exprsOf, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { foldStmts } from "./fold.ts";
@@ -32,7 +32,7 @@ export interface ScalarizeResult {
 
 export function scalarizePrivateArrays(body: readonly Stmt[], locals: readonly ArrayRef[], sizes: ReadonlyMap<ArrayRef, readonly number[]>): ScalarizeResult {
   // Narrow integers stay arrays: their typed arrays truncate each store, which a local would not.
-  let candidates = new Set(locals.filter((array) => (sizes.get(array)?.[0] ?? Infinity) <= maxElements && !isNarrowInt(array.elementType)));
+  let candidates = new Set(locals.filter((array) => (sizes.get(array)?.[0] ?? Infinity) <= maxElements && !isStorageOnly(array.elementType)));
   // Each attempt unrolls for the candidates left; one that fails drops out and the next attempt starts again
   // from the original body, so that no loop is unrolled for an array that stays an array.
   while (candidates.size > 0) {

@@ -281,29 +281,33 @@ function checkWgmmaOperand(stmt: WgmmaStmt, sizes: ReadonlyMap<ArrayRef, readonl
 }
 
 /**
- * The shared operands of a 16-bit wgmma, where their offsets are constant once unrolled: a K-major operand
- * starts in the first 128-byte row of an 8-row group, at a multiple of 16 elements (one k16 step, 32 bytes), an
- * N-major one on a group (a multiple of 512 elements); N-major boxes are whole groups of rows, at least 16; and
- * neither operand may reach past its array (ir/matrix.ts, wgmmaOperandIndex). `a` is undefined where A is a
- * register fragment.
+ * The shared operands of a 16-bit or 8-bit wgmma, where their offsets are constant once unrolled: a K-major
+ * operand starts in the first 128-byte row of an 8-row group, at a multiple of 32 bytes (one k step: 16
+ * elements of 2 bytes, 32 of 1), an N-major one on a group (a multiple of 512 elements); N-major boxes are whole
+ * groups of rows, at least 16; and neither operand may reach past its array (ir/matrix.ts, wgmmaOperandIndex).
+ * `a` is undefined where A is a register fragment.
  */
 function checkWgmma16Operands(stmt: WgmmaStmt, a: SharedOperand | undefined, sizes: ReadonlyMap<ArrayRef, readonly number[]>, seen: Set<number>, diagnostics: Diagnostic[]): void {
-  const n = warpgroupColumns(stmt.accumulator.array.fragment!.shape as WarpgroupShape);
+  const shape = stmt.accumulator.array.fragment!.shape as WarpgroupShape;
+  const n = warpgroupColumns(shape);
+  // Elements of a 128-byte row (64 of 16 bits, 128 of 8) and of one k step (16 or 32: 32 bytes).
+  const perRow = warpgroupDepth(shape) === 32 ? 128 : 64;
+  const k = warpgroupDepth(shape);
   const boxRows = stmt.bBoxRows;
   if (boxRows?.kind === "literal" && (boxRows.value % 8 !== 0 || boxRows.value < 16 || boxRows.value > 256) && !seen.has(boxRows.span.start)) {
     seen.add(boxRows.span.start);
     diagnostics.push(makeDiagnostic("TSK3162", boxRows.span, [boxRows.value]));
   }
   const operands: [string, Expr, ArrayRef, "k" | "n", number][] = [
-    ...(a ? [["A", a.offset, a.array, "k", 64 * 63 + 15] as [string, Expr, ArrayRef, "k" | "n", number]] : []),
-    ["B", stmt.offset, stmt.b, stmt.bMajor ?? "k", stmt.bMajor === "n" ? (boxRows?.kind === "literal" ? ((n >> 6) - 1) * 64 * boxRows.value + 64 * 15 + 63 : -1) : 64 * (n - 1) + 15],
+    ...(a ? [["A", a.offset, a.array, "k", perRow * 63 + k - 1] as [string, Expr, ArrayRef, "k" | "n", number]] : []),
+    ["B", stmt.offset, stmt.b, stmt.bMajor ?? "k", stmt.bMajor === "n" ? (boxRows?.kind === "literal" ? ((n >> 6) - 1) * 64 * boxRows.value + 64 * 15 + 63 : -1) : perRow * (n - 1) + k - 1],
   ];
   for (const [name, offset, array, major, reach] of operands) {
     if (offset.kind !== "literal" || seen.has(offset.span.start)) continue;
-    const aligned = major === "k" ? offset.value % 16 === 0 && offset.value % 512 < 64 : offset.value % 512 === 0;
+    const aligned = major === "k" ? offset.value % k === 0 && offset.value % (8 * perRow) < perRow : offset.value % 512 === 0;
     if (!aligned || offset.value < 0) {
       seen.add(offset.span.start);
-      diagnostics.push(makeDiagnostic("TSK3160", offset.span, [name, offset.value, array.name, major === "k" ? "a multiple of 16 in the first 128-byte row of a group of 8 rows (offset % 512 < 64)" : "a multiple of 512 (a group of 8 rows of 128 bytes)"]));
+      diagnostics.push(makeDiagnostic("TSK3160", offset.span, [name, offset.value, array.name, major === "k" ? `a multiple of ${k} in the first 128-byte row of a group of 8 rows (offset % ${8 * perRow} < ${perRow})` : "a multiple of 512 (a group of 8 rows of 128 bytes)"]));
       continue;
     }
     const size = sizes.get(array)?.[0] ?? 0;
