@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The chart of bench/wgmma-probe.py reports (TF32 GEMMs against torch.mm TF32): per shape, horizontal bars of
-TFLOP/s for torch.mm TF32 and the chosen builds, each labelled with its percentage of torch.mm TF32 and whether its
-float64 check passed. Rows come from one or more reports as REPORT:ID=LABEL (the first report's torch.mm row
+"""The chart of bench/wgmma-probe.py reports (TF32 GEMMs against torch.mm TF32) and bench/fp8-probe.py reports
+(against torch._scaled_mm: --reference "torch._scaled_mm" --percent percentOfScaledMm): per shape, horizontal bars
+of TFLOP/s for the reference and the chosen builds, each labelled with its percentage of the reference and whether
+its float64 check passed. Rows come from one or more reports as REPORT:ID=LABEL (the first report's reference row
 gives each shape's reference bar; a row from another report is shown with its own percentage).
 
     python3 bench/tf32-chart.py out.svg --title T run20.json:lang_cluster.cubin="tskernel sgemm-wgmma-cluster" ...
@@ -17,6 +18,8 @@ def main(argv=None):
     parser.add_argument("out")
     parser.add_argument("rows", nargs="+", help="REPORT:ID=LABEL")
     parser.add_argument("--title", default="TF32 GEMM vs torch.mm TF32")
+    parser.add_argument("--reference", default="torch.mm TF32", help="the id of the reference row")
+    parser.add_argument("--percent", default="percentOfTorchTf32", help="the rows' key of their percentage of the reference")
     args = parser.parse_args(argv)
     reports, picks = {}, []
     for spec in args.rows:
@@ -39,8 +42,8 @@ def main(argv=None):
         y += 22
         out.append(f'<text x="10" y="{y}" font-weight="bold">{key[0]}×{key[1]}×{key[2]}</text>')
         y += 8
-        torch_row = next(r for r in shape["rows"] if r["id"] == "torch.mm TF32")
-        bars = [("torch.mm TF32", torch_row, "#888")]
+        torch_row = next(r for r in shape["rows"] if r["id"] == args.reference)
+        bars = [(args.reference, torch_row, "#888")]
         for path, row_id, label in picks:
             other = next(s for s in reports[path]["shapes"] if (s["m"], s["n"], s["k"]) == key)
             row = next(r for r in other["rows"] if r["id"] == row_id)
@@ -51,7 +54,7 @@ def main(argv=None):
             error = f", error {row['relativeError']:.1e}" if row.get("relativeError") else ""
             out.append(f'<text x="{left - 8}" y="{y + 13}" text-anchor="end">{escape(label)}</text>')
             out.append(f'<rect x="{left}" y="{y}" width="{width:.1f}" height="{bar_h}" fill="{colour}"/>')
-            out.append(f'<text x="{left + width + 6:.1f}" y="{y + 13}">{row["tflops"]:.0f} TFLOP/s, {row["percentOfTorchTf32"]:.1f} %{error}{note}</text>')
+            out.append(f'<text x="{left + width + 6:.1f}" y="{y + 13}">{row["tflops"]:.0f} TFLOP/s, {row[args.percent]:.1f} %{error}{note}</text>')
             y += bar_h + gap
     out.append("</svg>")
     with open(args.out, "w") as f:

@@ -323,7 +323,7 @@ class Driver:
             raise RuntimeError(f"{name} failed: {result} {text.value.decode() if text.value else ''}")
 
     # cuTensorMapEncodeTiled's element types (CUtensorMapDataType) with their sizes in bytes.
-    TENSOR_MAP_TYPES = {"f32": (7, 4), "f16": (6, 2), "bf16": (9, 2)}
+    TENSOR_MAP_TYPES = {"f32": (7, 4), "f16": (6, 2), "bf16": (9, 2), "u8": (0, 1)}
 
     def tensor_map(self, pointer, rows, cols, box_rows, box_cols, dtype="f32"):
         """The 128 bytes of the TMA descriptor of a row-major rows x cols tensor of `dtype` (f32, f16, bf16) at

@@ -247,130 +247,130 @@ __device__ __forceinline__ void tsk_fence_proxy_async_store() {
 }
 
 // Kernel fp8gemmWgmmaWs specialized for STAGES = 3, GROUP = 8; block 384×1×1.
-#line 54 "examples/fp8gemm-wgmma-ws.ts"
+#line 55 "examples/fp8gemm-wgmma-ws.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) fp8gemmWgmmaWs_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const unsigned char* __restrict__ A, const unsigned char* __restrict__ Bt, float beta, tsk_bf16* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, const unsigned int* __restrict__ mapC) {
   // 213072 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 75 "examples/fp8gemm-wgmma-ws.ts"
+#line 76 "examples/fp8gemm-wgmma-ws.ts"
   unsigned char (&tiles)[147456] = *reinterpret_cast<unsigned char (*)[147456]>(tsk_dynamic_shared + 0);
-#line 77 "examples/fp8gemm-wgmma-ws.ts"
-  tsk_bf16 (&out)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 147456);
 #line 78 "examples/fp8gemm-wgmma-ws.ts"
-  unsigned long long (&full)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 212992);
+  tsk_bf16 (&out)[32768] = *reinterpret_cast<tsk_bf16 (*)[32768]>(tsk_dynamic_shared + 147456);
 #line 79 "examples/fp8gemm-wgmma-ws.ts"
+  unsigned long long (&full)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 212992);
+#line 80 "examples/fp8gemm-wgmma-ws.ts"
   unsigned long long (&empty)[3] = *reinterpret_cast<unsigned long long (*)[3]>(tsk_dynamic_shared + 213016);
-#line 81 "examples/fp8gemm-wgmma-ws.ts"
-  unsigned long long (&joined)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213040);
 #line 82 "examples/fp8gemm-wgmma-ws.ts"
-  unsigned long long (&loaded)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213056);
+  unsigned long long (&joined)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213040);
 #line 83 "examples/fp8gemm-wgmma-ws.ts"
-  float acc[128];
+  unsigned long long (&loaded)[2] = *reinterpret_cast<unsigned long long (*)[2]>(tsk_dynamic_shared + 213056);
 #line 84 "examples/fp8gemm-wgmma-ws.ts"
+  float acc[128];
+#line 85 "examples/fp8gemm-wgmma-ws.ts"
   const int tid = (int)threadIdx.x;
-#line 87 "examples/fp8gemm-wgmma-ws.ts"
-  const int tilesM = (int)((unsigned int)M + 128u - 1u) / 128;
 #line 88 "examples/fp8gemm-wgmma-ws.ts"
-  const int tilesN = (int)((unsigned int)N + 256u - 1u) / 256;
+  const int tilesM = (int)((unsigned int)M + 128u - 1u) / 128;
 #line 89 "examples/fp8gemm-wgmma-ws.ts"
-  const int count = (int)((unsigned int)tilesM * (unsigned int)tilesN);
+  const int tilesN = (int)((unsigned int)N + 256u - 1u) / 256;
 #line 90 "examples/fp8gemm-wgmma-ws.ts"
-  const int steps = (int)((unsigned int)K + 128u - 1u) / 128;
+  const int count = (int)((unsigned int)tilesM * (unsigned int)tilesN);
 #line 91 "examples/fp8gemm-wgmma-ws.ts"
-  if (tid == 0) {
+  const int steps = (int)((unsigned int)K + 128u - 1u) / 128;
 #line 92 "examples/fp8gemm-wgmma-ws.ts"
-    for (int s = 0; s < 3; s++) {
+  if (tid == 0) {
 #line 93 "examples/fp8gemm-wgmma-ws.ts"
-      tsk_mbarrier_init(&full[s], 1);
+    for (int s = 0; s < 3; s++) {
 #line 94 "examples/fp8gemm-wgmma-ws.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 95 "examples/fp8gemm-wgmma-ws.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 96 "examples/fp8gemm-wgmma-ws.ts"
-    for (int c = 0; c < 2; c++) {
 #line 97 "examples/fp8gemm-wgmma-ws.ts"
-      tsk_mbarrier_init(&joined[c], 128);
+    for (int c = 0; c < 2; c++) {
 #line 98 "examples/fp8gemm-wgmma-ws.ts"
+      tsk_mbarrier_init(&joined[c], 128);
+#line 99 "examples/fp8gemm-wgmma-ws.ts"
       tsk_mbarrier_init(&loaded[c], 1);
     }
   }
-#line 101 "examples/fp8gemm-wgmma-ws.ts"
-  __syncthreads();
 #line 102 "examples/fp8gemm-wgmma-ws.ts"
+  __syncthreads();
+#line 103 "examples/fp8gemm-wgmma-ws.ts"
   if (tsk_warpgroup_idx() == 0) {
-#line 105 "examples/fp8gemm-wgmma-ws.ts"
-    tsk_setmaxnreg_dec<40>();
 #line 106 "examples/fp8gemm-wgmma-ws.ts"
-    int s_1 = 0;
+    tsk_setmaxnreg_dec<40>();
 #line 107 "examples/fp8gemm-wgmma-ws.ts"
-    int phase = 0;
+    int s_1 = 0;
 #line 108 "examples/fp8gemm-wgmma-ws.ts"
-    for (int t = (int)blockIdx.x; t < count; t += (int)gridDim.x) {
+    int phase = 0;
 #line 109 "examples/fp8gemm-wgmma-ws.ts"
-      const int perGroup = (int)(8u * (unsigned int)tilesN);
+    for (int t = (int)blockIdx.x; t < count; t += (int)gridDim.x) {
 #line 110 "examples/fp8gemm-wgmma-ws.ts"
-      const int firstRow = (int)((unsigned int)(t / perGroup) * 8u);
+      const int perGroup = (int)(8u * (unsigned int)tilesN);
 #line 111 "examples/fp8gemm-wgmma-ws.ts"
-      const int rows = min((int)((unsigned int)tilesM - (unsigned int)firstRow), 8);
+      const int firstRow = (int)((unsigned int)(t / perGroup) * 8u);
 #line 112 "examples/fp8gemm-wgmma-ws.ts"
-      const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(t % perGroup % rows)) * 128u);
+      const int rows = min((int)((unsigned int)tilesM - (unsigned int)firstRow), 8);
 #line 113 "examples/fp8gemm-wgmma-ws.ts"
-      const int n0 = (int)((unsigned int)(t % perGroup / rows) * 256u);
+      const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(t % perGroup % rows)) * 128u);
 #line 114 "examples/fp8gemm-wgmma-ws.ts"
+      const int n0 = (int)((unsigned int)(t % perGroup / rows) * 256u);
+#line 115 "examples/fp8gemm-wgmma-ws.ts"
       for (int kt = 0; kt < steps; kt++) {
-#line 116 "examples/fp8gemm-wgmma-ws.ts"
-        tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 117 "examples/fp8gemm-wgmma-ws.ts"
-        if (tid == 0) {
+        tsk_mbarrier_wait(&empty[s_1], phase ^ 1);
 #line 118 "examples/fp8gemm-wgmma-ws.ts"
-          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+        if (tid == 0) {
 #line 119 "examples/fp8gemm-wgmma-ws.ts"
+          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+#line 120 "examples/fp8gemm-wgmma-ws.ts"
           tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 49152u)], mapA, (int)((unsigned int)kt * 128u), m0, &full[s_1]);
-#line 121 "examples/fp8gemm-wgmma-ws.ts"
+#line 122 "examples/fp8gemm-wgmma-ws.ts"
           tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 49152u + 16384u)], mapB, (int)((unsigned int)kt * 128u), n0, &full[s_1]);
         }
-#line 123 "examples/fp8gemm-wgmma-ws.ts"
-        s_1 = (int)((unsigned int)s_1 + 1u);
 #line 124 "examples/fp8gemm-wgmma-ws.ts"
-        if (s_1 == 3) {
+        s_1 = (int)((unsigned int)s_1 + 1u);
 #line 125 "examples/fp8gemm-wgmma-ws.ts"
-          s_1 = 0;
+        if (s_1 == 3) {
 #line 126 "examples/fp8gemm-wgmma-ws.ts"
+          s_1 = 0;
+#line 127 "examples/fp8gemm-wgmma-ws.ts"
           phase ^= 1;
         }
       }
     }
   } else {
-#line 132 "examples/fp8gemm-wgmma-ws.ts"
-    tsk_setmaxnreg_inc<232>();
 #line 133 "examples/fp8gemm-wgmma-ws.ts"
-    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
+    tsk_setmaxnreg_inc<232>();
 #line 134 "examples/fp8gemm-wgmma-ws.ts"
-    const int lane = tid & 31;
+    const int c_1 = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
 #line 135 "examples/fp8gemm-wgmma-ws.ts"
-    const bool leader = (tid & 127) == 0;
+    const int lane = tid & 31;
 #line 136 "examples/fp8gemm-wgmma-ws.ts"
-    const int mine = (int)((unsigned int)c_1 * 64u * 256u);
+    const bool leader = (tid & 127) == 0;
 #line 137 "examples/fp8gemm-wgmma-ws.ts"
-    int s_2 = 0;
+    const int mine = (int)((unsigned int)c_1 * 64u * 256u);
 #line 138 "examples/fp8gemm-wgmma-ws.ts"
-    int phase_1 = 0;
+    int s_2 = 0;
 #line 139 "examples/fp8gemm-wgmma-ws.ts"
-    int joinPhase = 0;
+    int phase_1 = 0;
 #line 140 "examples/fp8gemm-wgmma-ws.ts"
-    int loadPhase = 0;
+    int joinPhase = 0;
 #line 141 "examples/fp8gemm-wgmma-ws.ts"
-    for (int t_1 = (int)blockIdx.x; t_1 < count; t_1 += (int)gridDim.x) {
+    int loadPhase = 0;
 #line 142 "examples/fp8gemm-wgmma-ws.ts"
-      const int perGroup_1 = (int)(8u * (unsigned int)tilesN);
+    for (int t_1 = (int)blockIdx.x; t_1 < count; t_1 += (int)gridDim.x) {
 #line 143 "examples/fp8gemm-wgmma-ws.ts"
-      const int firstRow_1 = (int)((unsigned int)(t_1 / perGroup_1) * 8u);
+      const int perGroup_1 = (int)(8u * (unsigned int)tilesN);
 #line 144 "examples/fp8gemm-wgmma-ws.ts"
-      const int rows_1 = min((int)((unsigned int)tilesM - (unsigned int)firstRow_1), 8);
+      const int firstRow_1 = (int)((unsigned int)(t_1 / perGroup_1) * 8u);
 #line 145 "examples/fp8gemm-wgmma-ws.ts"
-      const int m0_1 = (int)(((unsigned int)firstRow_1 + (unsigned int)(t_1 % perGroup_1 % rows_1)) * 128u);
+      const int rows_1 = min((int)((unsigned int)tilesM - (unsigned int)firstRow_1), 8);
 #line 146 "examples/fp8gemm-wgmma-ws.ts"
+      const int m0_1 = (int)(((unsigned int)firstRow_1 + (unsigned int)(t_1 % perGroup_1 % rows_1)) * 128u);
+#line 147 "examples/fp8gemm-wgmma-ws.ts"
       const int n0_1 = (int)((unsigned int)(t_1 % perGroup_1 / rows_1) * 256u);
-#line 148 "examples/fp8gemm-wgmma-ws.ts"
+#line 149 "examples/fp8gemm-wgmma-ws.ts"
       acc[0] = 0.0f; tsk_wgmma_keep<1>(&acc[0]);
       acc[1] = 0.0f; tsk_wgmma_keep<1>(&acc[1]);
       acc[2] = 0.0f; tsk_wgmma_keep<1>(&acc[2]);
@@ -499,63 +499,63 @@ extern "C" __global__ void __launch_bounds__(384, 1) fp8gemmWgmmaWs_STAGES_3_GRO
       acc[125] = 0.0f; tsk_wgmma_keep<1>(&acc[125]);
       acc[126] = 0.0f; tsk_wgmma_keep<1>(&acc[126]);
       acc[127] = 0.0f; tsk_wgmma_keep<1>(&acc[127]);
-#line 149 "examples/fp8gemm-wgmma-ws.ts"
-      int previous = 0;
 #line 150 "examples/fp8gemm-wgmma-ws.ts"
-      for (int kt_1 = 0; kt_1 < steps; kt_1++) {
+      int previous = 0;
 #line 151 "examples/fp8gemm-wgmma-ws.ts"
-        tsk_mbarrier_wait(&full[s_2], phase_1);
+      for (int kt_1 = 0; kt_1 < steps; kt_1++) {
 #line 152 "examples/fp8gemm-wgmma-ws.ts"
+        tsk_mbarrier_wait(&full[s_2], phase_1);
+#line 153 "examples/fp8gemm-wgmma-ws.ts"
         tsk_wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
-#line 153 "examples/fp8gemm-wgmma-ws.ts"
+#line 154 "examples/fp8gemm-wgmma-ws.ts"
           tsk_wgmma_m64n256k32_e4m3_e4m3(&acc[0 * 128], tsk_wgmma_desc_k(&tiles[(int)((unsigned int)s_2 * 49152u + (unsigned int)c_1 * 64u * 128u + 32u * (unsigned int)kk)]), tsk_wgmma_desc_k(&tiles[(int)((unsigned int)s_2 * 49152u + 16384u + 32u * (unsigned int)kk)]));
         }
-#line 155 "examples/fp8gemm-wgmma-ws.ts"
-        tsk_wgmma_commit();
 #line 156 "examples/fp8gemm-wgmma-ws.ts"
+        tsk_wgmma_commit();
+#line 157 "examples/fp8gemm-wgmma-ws.ts"
         tsk_wgmma_wait<1>();
-#line 158 "examples/fp8gemm-wgmma-ws.ts"
-        if (kt_1 > 0 && lane == 0) {
 #line 159 "examples/fp8gemm-wgmma-ws.ts"
+        if (kt_1 > 0 && lane == 0) {
+#line 160 "examples/fp8gemm-wgmma-ws.ts"
           tsk_mbarrier_arrive(&empty[previous]);
         }
-#line 161 "examples/fp8gemm-wgmma-ws.ts"
-        previous = s_2;
 #line 162 "examples/fp8gemm-wgmma-ws.ts"
-        s_2 = (int)((unsigned int)s_2 + 1u);
+        previous = s_2;
 #line 163 "examples/fp8gemm-wgmma-ws.ts"
-        if (s_2 == 3) {
+        s_2 = (int)((unsigned int)s_2 + 1u);
 #line 164 "examples/fp8gemm-wgmma-ws.ts"
-          s_2 = 0;
+        if (s_2 == 3) {
 #line 165 "examples/fp8gemm-wgmma-ws.ts"
+          s_2 = 0;
+#line 166 "examples/fp8gemm-wgmma-ws.ts"
           phase_1 ^= 1;
         }
       }
-#line 168 "examples/fp8gemm-wgmma-ws.ts"
+#line 169 "examples/fp8gemm-wgmma-ws.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<128>(acc);
-#line 169 "examples/fp8gemm-wgmma-ws.ts"
-      if (lane == 0) {
 #line 170 "examples/fp8gemm-wgmma-ws.ts"
+      if (lane == 0) {
+#line 171 "examples/fp8gemm-wgmma-ws.ts"
         tsk_mbarrier_arrive(&empty[previous]);
       }
-#line 173 "examples/fp8gemm-wgmma-ws.ts"
-      if (leader) {
 #line 174 "examples/fp8gemm-wgmma-ws.ts"
+      if (leader) {
+#line 175 "examples/fp8gemm-wgmma-ws.ts"
         tsk_wait_tile_stores<0>();
       }
-#line 176 "examples/fp8gemm-wgmma-ws.ts"
-      tsk_mbarrier_arrive(&joined[c_1]);
 #line 177 "examples/fp8gemm-wgmma-ws.ts"
-      tsk_mbarrier_wait(&joined[c_1], joinPhase);
+      tsk_mbarrier_arrive(&joined[c_1]);
 #line 178 "examples/fp8gemm-wgmma-ws.ts"
+      tsk_mbarrier_wait(&joined[c_1], joinPhase);
+#line 179 "examples/fp8gemm-wgmma-ws.ts"
       joinPhase ^= 1;
-#line 180 "examples/fp8gemm-wgmma-ws.ts"
+#line 181 "examples/fp8gemm-wgmma-ws.ts"
       if (beta == 0.0f) {
         {
-#line 181 "examples/fp8gemm-wgmma-ws.ts"
+#line 182 "examples/fp8gemm-wgmma-ws.ts"
           const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
           const int laneGroup = (lane_1 >> 2) & 7;
           const int lanePlace = lane_1 & 3;
@@ -1078,23 +1078,23 @@ extern "C" __global__ void __launch_bounds__(384, 1) fp8gemmWgmmaWs_STAGES_3_GRO
           }
         }
       } else {
-#line 183 "examples/fp8gemm-wgmma-ws.ts"
-        if (leader) {
 #line 184 "examples/fp8gemm-wgmma-ws.ts"
-          tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
+        if (leader) {
 #line 185 "examples/fp8gemm-wgmma-ws.ts"
+          tsk_mbarrier_arrive_expect(&loaded[c_1], 32768);
+#line 186 "examples/fp8gemm-wgmma-ws.ts"
 #pragma unroll
           for (int j = 0; j < 4; j++) {
-#line 186 "examples/fp8gemm-wgmma-ws.ts"
+#line 187 "examples/fp8gemm-wgmma-ws.ts"
             tsk_copy_tile(&out[(int)((unsigned int)mine + (unsigned int)j * 64u * 64u)], mapC, (int)((unsigned int)n0_1 + 64u * (unsigned int)j), (int)((unsigned int)m0_1 + 64u * (unsigned int)c_1), &loaded[c_1]);
           }
         }
-#line 189 "examples/fp8gemm-wgmma-ws.ts"
-        tsk_mbarrier_wait(&loaded[c_1], loadPhase);
 #line 190 "examples/fp8gemm-wgmma-ws.ts"
+        tsk_mbarrier_wait(&loaded[c_1], loadPhase);
+#line 191 "examples/fp8gemm-wgmma-ws.ts"
         loadPhase ^= 1;
         {
-#line 191 "examples/fp8gemm-wgmma-ws.ts"
+#line 192 "examples/fp8gemm-wgmma-ws.ts"
           const int lane_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
           const int laneGroup_1 = (lane_2 >> 2) & 7;
           const int lanePlace_1 = lane_2 & 3;
@@ -1617,25 +1617,25 @@ extern "C" __global__ void __launch_bounds__(384, 1) fp8gemmWgmmaWs_STAGES_3_GRO
           }
         }
       }
-#line 193 "examples/fp8gemm-wgmma-ws.ts"
-      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
 #line 194 "examples/fp8gemm-wgmma-ws.ts"
-      tsk_mbarrier_wait(&joined[c_1], joinPhase);
+      tsk_fence_proxy_async_store(); tsk_mbarrier_arrive(&joined[c_1]);
 #line 195 "examples/fp8gemm-wgmma-ws.ts"
-      joinPhase ^= 1;
+      tsk_mbarrier_wait(&joined[c_1], joinPhase);
 #line 196 "examples/fp8gemm-wgmma-ws.ts"
-      if (leader) {
+      joinPhase ^= 1;
 #line 197 "examples/fp8gemm-wgmma-ws.ts"
+      if (leader) {
+#line 198 "examples/fp8gemm-wgmma-ws.ts"
 #pragma unroll
         for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 198 "examples/fp8gemm-wgmma-ws.ts"
+#line 199 "examples/fp8gemm-wgmma-ws.ts"
           tsk_store_tile(mapC, (int)((unsigned int)n0_1 + 64u * (unsigned int)j_1), (int)((unsigned int)m0_1 + 64u * (unsigned int)c_1), &out[(int)((unsigned int)mine + (unsigned int)j_1 * 64u * 64u)]);
         }
       }
     }
-#line 202 "examples/fp8gemm-wgmma-ws.ts"
-    if (leader) {
 #line 203 "examples/fp8gemm-wgmma-ws.ts"
+    if (leader) {
+#line 204 "examples/fp8gemm-wgmma-ws.ts"
       tsk_wait_tile_stores<0>();
     }
   }
