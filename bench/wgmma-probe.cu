@@ -477,6 +477,10 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #define WS_SKIP 0  // timing only, wrong products: with WS_RNDA, 1 leaves out the st.async into the other block, 2 the
                    // stores into this block's own stage; without WS_RNDA, 4 adds the consumers' proxy fence after each wait
 #endif
+#ifndef WS_FENCE
+#define WS_FENCE 1  // with WS_RNDA, where the generic-to-async proxy fence goes: 1 the consumers after each wait, 2 the
+                    // producer threads after their stores (before their arrival), 0 none (timing only)
+#endif
 #ifndef WS_SD
 #define WS_SD 4  // WS_RNDA=3: staging slots of 16 KB for this block's half of A's k-tiles
 #endif
@@ -577,21 +581,31 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
       const int pr = tid / 8, pc = tid % 8;
       const int myUnits = first_unit < units ? (units - 1 - first_unit) / unit_step + 1 : 0;
       const int total = myUnits * KT;
-      // The k-tile `it` of this block: its unit's rows and its k.
-      auto source = [&](int it) {
-        int m0, n0;
-        tile_of(first_unit + (it / KT) * unit_step, m0, n0);
-        return A + (size_t)(m0 + rank * (BM / 2) + pr) * K + (it % KT) * BK + pc * 4;
+      // A walk over this block's k-tiles: the unit, its k-tile, and the unit's tile, computed (with divisions) once
+      // a tile, not once a k-tile: one producer thread's divisions a k-tile cost more than a k-tile's time.
+      struct Cursor {
+        int u, kt, m0, n0;
       };
+      auto advance = [&](Cursor& c) {
+        if (++c.kt == KT) {
+          c.kt = 0;
+          c.u += unit_step;
+          if (c.u < units) tile_of(c.u, c.m0, c.n0);
+        }
+      };
+      Cursor first{first_unit, 0, 0, 0};
+      if (first_unit < units) tile_of(first_unit, first.m0, first.n0);
+      Cursor ld = first, fl = first;
+      auto source = [&](const Cursor& c) { return A + (size_t)(c.m0 + rank * (BM / 2) + pr) * K + c.kt * BK + pc * 4; };
 #if WS_RNDA == 3
+      Cursor st = first;
       auto stage_in = [&](int it) {
-        // Thread 0: this block's half of A's k-tile `it` into staging slot it % SD, by TMA (not multicast).
+        // Thread 0: this block's half of A's k-tile `it` (cursor st) into staging slot it % SD, by TMA (not multicast).
         const int slot = it % WS_SD;
         const uint32_t staged = bars + 8 * (2 * WS_STAGES + slot);
-        int m0, n0;
-        tile_of(first_unit + (it / KT) * unit_step, m0, n0);
         mbar_expect_tx(staged, A_TILE_BYTES / 2);
-        tma_load_2d(staging + slot * (A_TILE_BYTES / 2), &tmA, (it % KT) * BK, m0 + rank * (BM / 2), staged);
+        tma_load_2d(staging + slot * (A_TILE_BYTES / 2), &tmA, st.kt * BK, st.m0 + rank * (BM / 2), staged);
+        advance(st);
       };
       if (tid == 0)
         for (int i = 0; i < WS_SD && i < total; i++) stage_in(i);
@@ -615,7 +629,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
         }
         return;
 #endif
-        const float* src = source(it);
+        const float* src = source(ld);
+        advance(ld);
 #pragma unroll
         for (int i = 0; i < 8; i++) into[i] = __ldg(reinterpret_cast<const float4*>(src + (size_t)16 * i * K));
       };
@@ -635,13 +650,13 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
             asm volatile("cp.async.bulk.prefetch.tensor.2d.L2.global [%0, {%1, %2}];\n" ::"l"(&tmA), "r"((ahead % KT) * BK), "r"(m0 + rank * (BM / 2)) : "memory");
           }
 #endif
-          tile_of(first_unit + (it / KT) * unit_step, m0, n0);
           // B's 16 KB by TMA and the other block's half of A (16 KB) by its st.async.
           // (WS_RNDA=2, timing only: no st.async, the other half of A stale.)
           mbar_expect_tx(full, WS_B_TILE_BYTES + ((WS_RNDA == 2 || (WS_SKIP & 1)) ? 0 : A_TILE_BYTES / 2));
 #pragma unroll
-          for (int b = 0; b < BN / 32; b++) tma_load_2d(bs + b * 4096, &tmB, n0 + 32 * b, (it % KT) * BK, full);
+          for (int b = 0; b < BN / 32; b++) tma_load_2d(bs + b * 4096, &tmB, fl.n0 + 32 * b, fl.kt * BK, full);
         }
+        advance(fl);
         const uint32_t remoteFull = map_cluster(full, peer);
 #pragma unroll
         for (int i = 0; i < 8; i++) {
@@ -651,6 +666,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
           if (!(WS_SKIP & 2)) st_shared_v4(at, x, y, z, w);
           if (WS_RNDA != 2 && !(WS_SKIP & 1)) st_async_v4(map_cluster(at, peer), x, y, z, w, remoteFull);
         }
+#if WS_FENCE == 2
+        fence_proxy_async();
+#endif
         __syncwarp();
         if ((tid & 31) == 0) mbar_arrive(full);
       };
@@ -766,7 +784,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
   auto step = [&](int it, bool first, uint32_t(&a)[4][4], const uint32_t(&prev)[4][4]) {
     const int s = it % WS_STAGES;
     mbar_wait(bars + 8 * s, (it / WS_STAGES) & 1);
-#if WS_RNDA || (WS_SKIP & 4)
+#if (WS_RNDA && WS_FENCE == 1) || (WS_SKIP & 4)
     fence_proxy_async();  // A's k-tile was written by st.shared / st.async (generic proxy); wgmma reads it through the async one
 #endif
 #if WS_CPA
