@@ -57,6 +57,55 @@ def tensor_map_a(driver, pointer, m, k, bm):
     return buffer, address
 
 
+def triton_tf32():
+    """A Triton matmul with TF32 inputs written for this harness (grouped tile order, a k loop of tl.dot on f32
+    inputs with input_precision "tf32", f32 accumulation and output), autotuned over Hopper-sized configurations
+    whose stages fit in shared memory (BLOCK_K 32)."""
+    import triton
+    import triton.language as tl
+
+    configs = [
+        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=3, num_warps=8),
+        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4, num_warps=8),
+        triton.Config({"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4, num_warps=8),
+        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=5, num_warps=4),
+    ]
+
+    @triton.autotune(configs=configs, key=["M", "N", "K"])
+    @triton.jit
+    def kernel(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+        pid = tl.program_id(0)
+        tiles_m = tl.cdiv(M, BLOCK_M)
+        tiles_n = tl.cdiv(N, BLOCK_N)
+        per_group = GROUP_M * tiles_n
+        first = (pid // per_group) * GROUP_M
+        rows = min(tiles_m - first, GROUP_M)
+        pm = first + (pid % per_group) % rows
+        pn = (pid % per_group) // rows
+        rm = pm * BLOCK_M + tl.arange(0, BLOCK_M)
+        rn = pn * BLOCK_N + tl.arange(0, BLOCK_N)
+        rk = tl.arange(0, BLOCK_K)
+        pa = a + rm[:, None] * sam + rk[None, :] * sak
+        pb = b + rk[:, None] * sbk + rn[None, :] * sbn
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for _ in range(0, K, BLOCK_K):
+            acc = tl.dot(tl.load(pa), tl.load(pb), acc, input_precision="tf32")
+            pa += BLOCK_K * sak
+            pb += BLOCK_K * sbk
+        tl.store(c + rm[:, None] * scm + rn[None, :] * scn, acc)
+
+    def run(a, b, c):
+        m, k = a.shape
+        n = b.shape[1]
+        grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
+        kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
+
+    def chosen():
+        return {str(key): str(value) for key, value in kernel.cache.items()}
+
+    return run, chosen
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--cubins", required=True)
@@ -65,6 +114,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=21, help="timing rounds (medians)")
     parser.add_argument("--profile", action="store_true", help="one launch of each between cudaProfilerStart/Stop, for Nsight Compute")
     parser.add_argument("--only", help="time only these cubins (comma-separated file names)")
+    parser.add_argument("--triton", action="store_true", help="time a Triton TF32 matmul too (tl.dot, input_precision tf32)")
     parser.add_argument("--smoke-seconds", type=float, default=60.0,
                         help="first run each cubin alone at 1024^3 in a child process with this time limit, and leave out the ones that hang or crash (0: no smoke test)")
     args = parser.parse_args(argv)
@@ -101,6 +151,7 @@ def main(argv=None):
     driver = tm.Driver()
     stream = torch.cuda.current_stream().cuda_stream
     cubins = sorted(f for f in os.listdir(args.cubins) if f.endswith(".cubin") and (args.only is None or f in args.only.split(",")))
+    triton_run, triton_chosen = triton_tf32() if args.triton and not args.profile else (None, None)
     report = {
         "generator": "bench/wgmma-probe.py",
         "source": "bench/wgmma-probe.cu",
@@ -221,6 +272,14 @@ def main(argv=None):
         launch[tm.TORCH_TF32] = mm(True)
         launch[tm.TORCH_FP32] = mm(False)
         names = [tm.TORCH_TF32, tm.TORCH_FP32] + cubins
+        if triton_run:
+
+            def tr(i):
+                a, b, c = sets[i]
+                triton_run(a, b, c)
+
+            launch["triton TF32"] = tr
+            names.append("triton TF32")
         if args.profile:
             torch.cuda.synchronize()
             torch.cuda.cudart().cudaProfilerStart()
@@ -273,7 +332,10 @@ def main(argv=None):
                 row["problem"] = why
             rows.append(row)
             print(f"{label}: {row['tflops']:7.1f} TFLOP/s {row['percentOfTorchTf32']:6.1f} % of torch.mm TF32  err {err:.2e} {'pass' if ok else 'FAIL ' + why}  {name}", flush=True)
-        report["shapes"].append({"m": m, "n": n, "k": k, "inputSets": sets_count, "rounds": rounds, "tf32Bound": tm.tf32_bound(k), "rows": rows})
+        entry = {"m": m, "n": n, "k": k, "inputSets": sets_count, "rounds": rounds, "tf32Bound": tm.tf32_bound(k), "rows": rows}
+        if triton_chosen:
+            entry["tritonConfigs"] = triton_chosen()
+        report["shapes"].append(entry)
         del sets
         torch.cuda.empty_cache()
     if args.profile:
