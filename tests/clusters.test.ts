@@ -52,6 +52,13 @@ describe("clusters of blocks: the compile-time rules", () => {
     expect(compile("", "  syncCluster();").rendered).toContain("error[TSK3168]: kernel 'k' uses syncCluster(), which needs clusters of blocks, but it declares none\n --> kernel.ts:5:3");
   });
 
+  it("TSK3088: a cluster kernel has whole warpgroups (the CPU runs its blocks as warpgroup roles), and says so", () => {
+    const partial = compileSource(source("cluster: [2], ", "  syncCluster();").replace("block: [128]", "block: [96]"), { targets: ["cuda", "js"] });
+    expect(partial.rendered).toContain(
+      "error[TSK3088]: kernel 'k' uses cluster operations (syncCluster()), which the CPU runs as warpgroup roles, so its block must be a whole number of warpgroups of 128 threads; it has 96",
+    );
+  });
+
   it("TSK3167: WebGPU has no clusters", () => {
     const wgsl = compileSource(source("cluster: [2], ", "  Y[0] = 1;").replace('targets: ["cuda", "js"] ', ""), { targets: ["wgsl"] });
     expect(wgsl.rendered).toContain("error[TSK3167]: WebGPU has no clusters of blocks, and kernel 'k' runs in clusters of 2 × 1 × 1");

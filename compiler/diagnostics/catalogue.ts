@@ -147,7 +147,7 @@ export const catalogue = {
   TSK3085: { severity: "error", template: "{0} has no mbarriers or warpgroup roles, and kernel '{1}' uses {2}" },
   TSK3086: { severity: "error", template: "waitBarrier() is reached in control flow that differs within a warpgroup: the 128 threads of a warpgroup wait together" },
   TSK3087: { severity: "error", template: "the {0} of waitBarrier() must be the same for every thread of the warpgroup" },
-  TSK3088: { severity: "error", template: "kernel '{0}' uses warpgroup roles (warpgroupIdx or mbarriers), so its block must be a whole number of warpgroups of 128 threads; it has {1}" },
+  TSK3088: { severity: "error", template: "kernel '{0}' uses {2}, so its block must be a whole number of warpgroups of 128 threads; it has {1}" },
   TSK3089: { severity: "error", template: "barrier {0} is outside '{1}', which holds {2} barrier(s)" },
   TSK3090: { severity: "error", template: "setMaxRegisters() is reached in control flow that differs within a warpgroup" },
   TSK3091: { severity: "error", template: "kernel '{0}' calls setMaxRegisters(), so it must fix its block shape (the registers a warpgroup starts with are the block's share)" },

@@ -211,13 +211,18 @@ export function usesSubgroups(stmts: readonly Stmt[]): boolean {
  * then runs each warpgroup of a block as a coroutine of its own (js.ts).
  */
 export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
+  // A kernel whose blocks work together (clusters) runs in the same coroutine form, blocks side by side.
+  return usesRoleOperations(stmts) || firstClusterOperation(stmts) !== undefined;
+}
+
+/** Whether a body uses mbarriers, the tensor memory accelerator, setMaxRegisters or warpgroupIdx (not counting clusters). */
+export function usesRoleOperations(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy" || stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") found = true;
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
   });
-  // A kernel whose blocks work together (clusters) runs in the same coroutine form, blocks side by side.
-  return found || firstClusterOperation(stmts) !== undefined;
+  return found;
 }
 
 /** The first operation in a body that only a kernel with clusters may use, with how the user wrote it (TSK3168). */

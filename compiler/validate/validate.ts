@@ -8,7 +8,7 @@
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { arrayStride, isFragmentOperand, scalars, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
-import { exprsOf, firstClusterOperation, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { exprsOf, firstClusterOperation, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesRoleOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupDepth, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { layoutOf } from "../ir/types.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
@@ -478,7 +478,10 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
       }));
     }
     if (threads % warpgroupLanes !== 0 && usesWarpgroupRoles(kernel.body)) {
-      diagnostics.push(makeDiagnostic("TSK3088", kernel.blockSpan ?? kernel.span, [kernel.name, threads], {
+      // Roles proper, or clusters alone, whose blocks the CPU runs as warpgroup coroutines side by side.
+      const cluster = usesRoleOperations(kernel.body) ? undefined : firstClusterOperation(kernel.body);
+      const what = cluster ? `cluster operations (${cluster.what}), which the CPU runs as warpgroup roles` : "warpgroup roles (warpgroupIdx or mbarriers)";
+      diagnostics.push(makeDiagnostic("TSK3088", kernel.blockSpan ?? kernel.span, [kernel.name, threads, what], {
         notes: ["warpgroups are four consecutive warps (128 threads) along the linear thread index; a role is taken by whole warpgroups"],
       }));
     }
