@@ -35,51 +35,12 @@ def bound(k):
 
 
 def triton_fp8():
-    """A Triton fp8 matmul written for this harness (grouped tile order, a k loop of tl.dot on e4m3, f32
-    accumulation, alpha, the output in bf16), autotuned over a few Hopper-sized configurations per shape."""
-    import triton
-    import triton.language as tl
+    """Triton's plain tiled matmul (bench/triton_matmul.py) on e4m3, autotuned over four Hopper-sized
+    configurations with 128-wide k-steps (one 128-byte row of e4m3)."""
+    sys.path.insert(0, HERE)
+    from triton_matmul import config, tiled_matmul
 
-    configs = [
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "GROUP_M": 8}, num_stages=3, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 128, "GROUP_M": 8}, num_stages=4, num_warps=8),
-        triton.Config({"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 8}, num_stages=3, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 128, "GROUP_M": 8}, num_stages=4, num_warps=4),
-    ]
-
-    @triton.autotune(configs=configs, key=["M", "N", "K"])
-    @triton.jit
-    def kernel(a, b, c, alpha, M, N, K, sam, sak, sbk, sbn, scm, scn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-        pid = tl.program_id(0)
-        tiles_m = tl.cdiv(M, BLOCK_M)
-        tiles_n = tl.cdiv(N, BLOCK_N)
-        per_group = GROUP_M * tiles_n
-        first = (pid // per_group) * GROUP_M
-        rows = min(tiles_m - first, GROUP_M)
-        pm = first + (pid % per_group) % rows
-        pn = (pid % per_group) // rows
-        rm = pm * BLOCK_M + tl.arange(0, BLOCK_M)
-        rn = pn * BLOCK_N + tl.arange(0, BLOCK_N)
-        rk = tl.arange(0, BLOCK_K)
-        pa = a + rm[:, None] * sam + rk[None, :] * sak
-        pb = b + rk[:, None] * sbk + rn[None, :] * sbn
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for _ in range(0, K, BLOCK_K):
-            acc += tl.dot(tl.load(pa), tl.load(pb))
-            pa += BLOCK_K * sak
-            pb += BLOCK_K * sbk
-        tl.store(c + rm[:, None] * scm + rn[None, :] * scn, (acc * alpha).to(c.dtype.element_ty))
-
-    def run(a, b, c, alpha):
-        m, k = a.shape
-        n = b.shape[1]
-        grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
-        kernel[grid](a, b, c, alpha, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
-
-    def chosen():
-        return {str(key): str(config) for key, config in kernel.cache.items()}
-
-    return run, chosen
+    return tiled_matmul([config(128, 256, 128, 3, 8), config(128, 256, 128, 4, 8), config(256, 128, 128, 3, 8), config(128, 128, 128, 4, 4)])
 
 
 def main(argv=None):
@@ -188,20 +149,7 @@ def main(argv=None):
             for i in range(2):
                 launch[name](i)
         torch.cuda.synchronize()
-        events = []
-        for r in range(args.rounds):
-            torch.cuda._sleep(3_000_000)
-            order = names[r % len(names):] + names[: r % len(names)]
-            for i, name in enumerate(order):
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-                launch[name]((r + i) % count)
-                e1.record()
-                events.append((name, e0, e1))
-        torch.cuda.synchronize()
-        times = {name: [] for name in names}
-        for name, e0, e1 in events:
-            times[name].append(e0.elapsed_time(e1))
+        times = tm.time_interleaved(torch, launch, names, args.rounds, count)
         torch_ms = tm.median(times["torch._scaled_mm"])
         rows = []
         for name in names:

@@ -265,5 +265,55 @@ class ReportTest(unittest.TestCase):
         self.assertIn("105.0%", table[4])
 
 
+
+class TimingTest(unittest.TestCase):
+    def test_interleaved_rounds_rotate_names_and_input_sets(self):
+        # A stand-in for torch.cuda: events that read a clock the launches advance by their own cost.
+        clock = [0.0]
+        sleeps = []
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.at = None
+
+            def record(self):
+                self.at = clock[0]
+
+            def elapsed_time(self, other):
+                return other.at - self.at
+
+        class Cuda:
+            @staticmethod
+            def _sleep(cycles):
+                sleeps.append(cycles)
+
+            @staticmethod
+            def synchronize():
+                pass
+
+        Cuda.Event = Event
+
+        class Torch:
+            cuda = Cuda
+
+        calls = []
+        cost = {"a": 1.0, "b": 2.0, "c": 3.0}
+
+        def launcher(name):
+            def run(i):
+                calls.append((name, i))
+                clock[0] += cost[name]
+
+            return run
+
+        launch = {name: launcher(name) for name in cost}
+        times = tm.time_interleaved(Torch, launch, ["a", "b", "c"], 4, 2)
+        self.assertEqual(len(sleeps), 4)
+        self.assertEqual({name: len(t) for name, t in times.items()}, {"a": 4, "b": 4, "c": 4})
+        self.assertEqual(times["b"], [2.0] * 4)
+        # Round r starts at name r % 3 and launch i of the round takes input set (r + i) % 2.
+        self.assertEqual(calls[:6], [("a", 0), ("b", 1), ("c", 0), ("b", 1), ("c", 0), ("a", 1)])
+
+
 if __name__ == "__main__":
     unittest.main()

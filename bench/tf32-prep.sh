@@ -16,7 +16,7 @@ DEVICE_DIR=${TSK_DEVICE_DIR:-.device-tf32}
 BUILDS=${TSK_TF32_BUILDS:-"lang_ws:examples/sgemm-wgmma-ws.ts lang_cluster:examples/sgemm-wgmma-cluster.ts lang_p_r0:bench/tf32-feeding.ts:ROUND=0 lang_p_r1_l1:bench/tf32-feeding.ts:ROUND=1,LAG=1 lang_p_r1_l2:bench/tf32-feeding.ts:ROUND=1,LAG=2 lang_p_r2b:bench/tf32-feeding.ts:ROUND=2 lang_p_half:bench/tf32-feeding.ts:FEED=1 lang_p_noload:bench/tf32-feeding.ts:FEED=2"}
 npm run build >/dev/null
 rm -rf "$DEVICE_DIR" && mkdir -p "$DEVICE_DIR/cubins"
-cp bench/wgmma-probe.py bench/torch-matmul.py "$DEVICE_DIR/"
+cp bench/wgmma-probe.py bench/torch-matmul.py bench/triton_matmul.py "$DEVICE_DIR/"
 for build in $BUILDS; do
   IFS=: read -r name file defines mode <<<"$build"
   work=$(mktemp -d)

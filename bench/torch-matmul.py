@@ -70,6 +70,27 @@ def rounds_for(estimate_ms, launches_per_round, budget_ms=6000.0, low=7, high=31
     return int(max(low, min(high, budget_ms // per_round)))
 
 
+def time_interleaved(torch, launch, names, rounds, set_count):
+    """The harnesses' timing: `rounds` rounds, each behind about 1.5 ms of GPU sleep (so the round's launches queue
+    up behind it), every name launched once per round in an order that rotates by round, on input set (round +
+    position) % set_count, CUDA events around each launch. Returns {name: [ms, ...]}."""
+    events = []
+    for r in range(rounds):
+        torch.cuda._sleep(3_000_000)
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for i, name in enumerate(order):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            launch[name]((r + i) % set_count)
+            e1.record()
+            events.append((name, e0, e1))
+    torch.cuda.synchronize()
+    timings = {name: [] for name in names}
+    for name, e0, e1 in events:
+        timings[name].append(e0.elapsed_time(e1))
+    return timings
+
+
 def tflops(m, n, k, ms):
     return 2.0 * m * n * k / (ms * 1e9)
 
@@ -528,21 +549,7 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
             end.synchronize()
             estimate = max(estimate, start.elapsed_time(end))
         rounds = rounds_for(estimate, len(names))
-        events = []
-        for r in range(rounds):
-            # About 1.5 ms of GPU sleep: the round's launches queue up behind it.
-            torch.cuda._sleep(3_000_000)
-            order = names[r % len(names) :] + names[: r % len(names)]
-            for i, name in enumerate(order):
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-                launch[name]((r + i) % len(sets))
-                e1.record()
-                events.append((name, e0, e1))
-        torch.cuda.synchronize()
-        timings = {name: [] for name in names}
-        for name, e0, e1 in events:
-            timings[name].append(e0.elapsed_time(e1))
+        timings = time_interleaved(torch, launch, names, rounds, len(sets))
         summary = summarize_shape({**shape, "candidates": candidates}, timings, errors, registers)
         summary.update({"inputSets": sets_count, "rounds": rounds})
         report["shapes"].append(summary)

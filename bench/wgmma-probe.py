@@ -58,52 +58,12 @@ def tensor_map_a(driver, pointer, m, k, bm):
 
 
 def triton_tf32():
-    """A Triton matmul with TF32 inputs written for this harness (grouped tile order, a k loop of tl.dot on f32
-    inputs with input_precision "tf32", f32 accumulation and output), autotuned over Hopper-sized configurations
-    whose stages fit in shared memory (BLOCK_K 32)."""
-    import triton
-    import triton.language as tl
+    """Triton's plain tiled matmul (bench/triton_matmul.py) on the f32 inputs, whose tl.dot runs in TF32 by default,
+    autotuned over four Hopper-sized configurations with 32-wide k-steps (so that their stages fit)."""
+    sys.path.insert(0, HERE)
+    from triton_matmul import config, tiled_matmul
 
-    configs = [
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=3, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4, num_warps=8),
-        triton.Config({"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=4, num_warps=8),
-        triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_stages=5, num_warps=4),
-    ]
-
-    @triton.autotune(configs=configs, key=["M", "N", "K"])
-    @triton.jit
-    def kernel(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
-        pid = tl.program_id(0)
-        tiles_m = tl.cdiv(M, BLOCK_M)
-        tiles_n = tl.cdiv(N, BLOCK_N)
-        per_group = GROUP_M * tiles_n
-        first = (pid // per_group) * GROUP_M
-        rows = min(tiles_m - first, GROUP_M)
-        pm = first + (pid % per_group) % rows
-        pn = (pid % per_group) // rows
-        rm = pm * BLOCK_M + tl.arange(0, BLOCK_M)
-        rn = pn * BLOCK_N + tl.arange(0, BLOCK_N)
-        rk = tl.arange(0, BLOCK_K)
-        pa = a + rm[:, None] * sam + rk[None, :] * sak
-        pb = b + rk[:, None] * sbk + rn[None, :] * sbn
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for _ in range(0, K, BLOCK_K):
-            acc = tl.dot(tl.load(pa), tl.load(pb), acc, input_precision="tf32")
-            pa += BLOCK_K * sak
-            pb += BLOCK_K * sbk
-        tl.store(c + rm[:, None] * scm + rn[None, :] * scn, acc)
-
-    def run(a, b, c):
-        m, k = a.shape
-        n = b.shape[1]
-        grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]),)
-        kernel[grid](a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1))
-
-    def chosen():
-        return {str(key): str(value) for key, value in kernel.cache.items()}
-
-    return run, chosen
+    return tiled_matmul([config(128, 256, 32, 3, 8), config(128, 256, 32, 4, 8), config(256, 128, 32, 4, 8), config(128, 128, 32, 5, 4)])
 
 
 def main(argv=None):
@@ -304,20 +264,7 @@ def main(argv=None):
                 launch[name](i)
         torch.cuda.synchronize()
         rounds = args.rounds
-        events = []
-        for r in range(rounds):
-            torch.cuda._sleep(3_000_000)
-            order = names[r % len(names):] + names[: r % len(names)]
-            for i, name in enumerate(order):
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-                launch[name]((r + i) % len(sets))
-                e1.record()
-                events.append((name, e0, e1))
-        torch.cuda.synchronize()
-        times = {name: [] for name in names}
-        for name, e0, e1 in events:
-            times[name].append(e0.elapsed_time(e1))
+        times = tm.time_interleaved(torch, launch, names, rounds, len(sets))
         tf32_ms = tm.median(times[tm.TORCH_TF32])
         rows = []
         for name in names:

@@ -11,8 +11,8 @@
 // Requirements: K a multiple of 16 and N of 8 (the tensor maps' rows are whole 16-byte units); tiles at the edges
 // are partial (zeros read outside the matrices, stores clipped to C). Tensor maps (createTensorMap): mapA of A with
 // boxes of 128 rows × 128 columns, mapB of Bᵀ with 256 × 128, mapC of C with 64 × 64. Launch: block 384, a grid of
-// at most one block a multiprocessor. On the H100 (2026-11-27, bench/README.md "fp8 GEMM"): 107.6 % and 106.0 % of
-// torch._scaled_mm at 4096³ and 8192³ (101.0 % and 103.3 % of it with use_fast_accum, whose error it matches);
+// at most one block a multiprocessor. On the H100 (2026-11-27, two runs, bench/README.md "fp8 GEMM"): 106–108 % and
+// 105–106 % of torch._scaled_mm at 4096³ and 8192³ (99–103 % of it with use_fast_accum, whose error it matches);
 // tests/fp8gemm-wgmma-ws.test.ts runs it on the CPU's emulation and compiles it with nvcc for sm_90a.
 import {
   arriveBarrier,
