@@ -116,6 +116,34 @@ describe("benchMatmul", () => {
     expect(mapContents[0]!.slice(1, 5)).toEqual([256, 256, box.boxRows, box.boxCols]);
   });
 
+  it("runs the clustered rung through the CPU's emulation at 256 on a persistent grid of whole clusters, with A's and B's maps as the rung table boxes them", async () => {
+    const variants = tensorCoreVariants.filter((v) => v.id === "sgemm-wgmma-cluster");
+    const library = compileSeedLibrary("cpu");
+    expect(benchVariants(library, "cpu").map((v) => v.id)).toContain("sgemm-wgmma-cluster");
+    expect(benchVariants(compileSeedLibrary("webgpu"), "webgpu").map((v) => v.id)).not.toContain("sgemm-wgmma-cluster");
+    const device = new CpuDevice();
+    const mapContents: number[][] = [];
+    const recording = Object.assign(Object.create(device) as CpuDevice, {
+      createBuffer: (...args: Parameters<CpuDevice["createBuffer"]>) => {
+        const contents: unknown = args[0];
+        if (contents instanceof Uint32Array) mapContents.push(Array.from(contents));
+        return device.createBuffer(...args);
+      },
+    });
+    const rows = await benchMatmul(recording, { sizes: [256, 128], runs: 1, variants, library });
+    expect(rows.map((r) => [r.n, r.variant, r.precision, r.note])).toEqual([
+      [256, "sgemm-wgmma-cluster", "tf32", undefined],
+      [128, "sgemm-wgmma-cluster", "tf32", "n is not a multiple of 256"],
+    ]);
+    const [ran] = rows;
+    expect(ran!.error!.nonFinite).toBe(0);
+    expect(ran!.error!.normwiseRelative).toBeLessThan(matmulTolerance("tf32", 256));
+    expect(ran!.error!.normwiseRelative).toBeGreaterThan(0);
+    const rung = matmulRungs.find((r) => r.name === "sgemm-wgmma-cluster")!;
+    expect(mapContents[0]!.slice(1, 5)).toEqual([256, 256, rung.tensorMapA!.boxRows, rung.tensorMapA!.boxCols]);
+    expect(mapContents[1]!.slice(1, 5)).toEqual([256, 256, rung.tensorMapB!.boxRows, rung.tensorMapB!.boxCols]);
+  });
+
   it("runs the 16-bit warp-specialized rung through the CPU's emulation at 256, with its three tensor maps made and freed, within matmulTolerance16", async () => {
     const library = compileKernelLibrary([path.join(packageRoot(), "examples", "hgemm-wgmma-ws.ts")], ["js"]);
     const device = new CpuDevice();

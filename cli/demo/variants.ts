@@ -209,11 +209,29 @@ export const seedVariants: readonly MatmulVariant[] = [
 /**
  * The tensor-core rungs (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
  * matrix operations (CUDA, and the CPU's emulation: their kernels' targets are cuda and js); not in the demo,
- * whose ladder is FP32 throughout. The warpgroup rungs (wgmma, with and without warp specialization) run on
+ * whose ladder is FP32 throughout. The warpgroup rungs (wgmma: in clusters, with and without warp specialization) run on
  * sm_90 GPUs only (the bench notes it on others) and need n to be a multiple of their 256-row tile, so the CPU's
  * default sizes (128, 256) run them once, at 256, as they run the warp rung at 128 and 256.
  */
 export const tensorCoreVariants: readonly MatmulVariant[] = [
+  {
+    // The clustered rung (what matmul(…, { precision: "tf32" }) runs on sm_90 where n is a multiple of 256): A's
+    // map in half-height boxes (128 rows of 32: each block of a cluster copies half of A's k-tile for both), B's
+    // in 32 × 32 boxes, a persistent grid of whole clusters of two, at most one block a multiprocessor.
+    id: "sgemm-wgmma-cluster",
+    file: "examples/sgemm-wgmma-cluster.ts",
+    kernel: "sgemmWgmmaCluster",
+    multipleOf: 256,
+    gemm: true,
+    launch: (n, { A, B, C, device }, alpha, beta) => {
+      const maps = [createTensorMap(device, A, { rows: n, cols: n, boxRows: 128, boxCols: 32 }), createTensorMap(device, B, { rows: n, cols: n, boxRows: 32, boxCols: 32 })];
+      const tiles = (n / 128) * (n / 256);
+      const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
+      const blocks = Math.min(tiles, multiprocessors);
+      return { grid: [Math.max(2, blocks - (blocks % 2))], args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
+    },
+    precision: "tf32",
+  },
   {
     // The warp-specialized warpgroup rung: the same tiles, A read through a tensor map in the box the
     // example names (256 rows of 32), which each launch makes and releases. (The rung table in
