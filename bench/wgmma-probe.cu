@@ -477,6 +477,16 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #define WS_SKIP 0  // timing only, wrong products: with WS_RNDA, 1 leaves out the st.async into the other block, 2 the
                    // stores into this block's own stage; without WS_RNDA, 4 adds the consumers' proxy fence after each wait
 #endif
+#ifndef WS_ONCE
+#define WS_ONCE 0  // 1 (with WS_CLUSTER=2, WS_BTMA=1): A rounded once into a scratch copy Ar inside the launch, which A's
+                   // tensor map describes: before its TMA of a half k-tile, a block takes the half's flag (atomicCAS
+                   // 0 -> 1) WS_LA k-tiles ahead and, if it got it, its producer threads round that half k-tile from
+                   // A into Ar and publish it (flag 2, release); every block waits for flag 2 (acquire) before the
+                   // copy. The first blocks to reach a row of tiles round it; the rest of the grid reuses it.
+#endif
+#ifndef WS_LA
+#define WS_LA 4
+#endif
 #ifndef WS_FENCE
 #define WS_FENCE 1  // with WS_RNDA, where the generic-to-async proxy fence goes: 1 the consumers after each wait, 2 the
                     // producer threads after their stores (before their arrival), 0 none (timing only)
@@ -518,6 +528,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
                    float* __restrict__ C, const TensorMap* __restrict__ gmA) {
   // The tensor map in global memory (written by the host before the launch), not a kernel parameter.
   const TensorMap& tmA = *gmA;
+#elif WS_ONCE
+                   float* __restrict__ C, const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB, float* __restrict__ Ar,
+                   int* __restrict__ flags) {
 #elif WS_BTMA
                    float* __restrict__ C, const __grid_constant__ TensorMap tmA, const __grid_constant__ TensorMap tmB) {
 #else
@@ -697,13 +710,46 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
     cluster_sync();
     return;
 #endif
+#if WS_ONCE
+    // The shared word through which thread 0 tells the warpgroup whether it took a half k-tile to round.
+    volatile int* taken = reinterpret_cast<volatile int*>(basep + (bars - base) + 8 * 2 * WS_STAGES);
+    const int pr = tid / 8, pc = tid % 8;
+    auto flag_of = [&](int m0, int t) { return flags + ((m0 + rank * (BM / 2)) / (BM / 2)) * KT + t; };
+    auto round_ahead = [&](int m0, int t) {
+      int* flag = flag_of(m0, t);
+      if (tid == 0) *taken = atomicCAS(flag, 0, 1) == 0;
+      asm volatile("bar.sync 1, 128;\n" ::: "memory");
+      const bool mine = *taken;
+      asm volatile("bar.sync 1, 128;\n" ::: "memory");
+      if (!mine) return;
+      const size_t at = (size_t)(m0 + rank * (BM / 2) + pr) * K + t * BK + pc * 4;
+      float4 v[8];
+#pragma unroll
+      for (int i = 0; i < 8; i++) v[i] = __ldg(reinterpret_cast<const float4*>(A + at + (size_t)16 * i * K));
+#pragma unroll
+      for (int i = 0; i < 8; i++) {
+        uint4 r = make_uint4(tf32(v[i].x), tf32(v[i].y), tf32(v[i].z), tf32(v[i].w));
+        *reinterpret_cast<uint4*>(Ar + at + (size_t)16 * i * K) = r;
+      }
+      // The stores are generic-proxy writes that other blocks' tensor memory accelerator reads.
+      asm volatile("fence.proxy.async.global;\n" ::: "memory");
+      asm volatile("bar.sync 1, 128;\n" ::: "memory");
+      if (tid == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(2) : "memory");
+    };
+#endif
     int it = 0;  // k-tiles this block has filled, over all its tiles: stage it % S, round it / S
     for (int u = first_unit; u < units; u += unit_step) {
       int m0, n0;
       tile_of(u, m0, n0);
       const float* Bg = B + n0;
       const float* Ag = A + (size_t)m0 * K;
+#if WS_ONCE
+      for (int t = 0; t < WS_LA && t < KT; t++) round_ahead(m0, t);
+#endif
       for (int kt = 0; kt < KT; kt++, it++) {
+#if WS_ONCE
+        if (kt + WS_LA < KT) round_ahead(m0, kt + WS_LA);
+#endif
         const int s = it % WS_STAGES;
         if (it >= WS_STAGES) mbar_wait(bars + 8 * (WS_STAGES + s), ((it / WS_STAGES) + 1) & 1);
         const uint32_t as = base + s * WS_STAGE_BYTES, bs = as + A_TILE_BYTES, full = bars + 8 * s;
@@ -715,6 +761,17 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
         }
 #else
         if (tid == 0) {
+#if WS_ONCE
+          {
+            // This block's half k-tile is in Ar once its flag says 2 (whoever rounded it).
+            const int* flag = flag_of(m0, kt);
+            int state;
+            do {
+              asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(state) : "l"(flag) : "memory");
+            } while (state != 2);
+            asm volatile("fence.proxy.async.global;\n" ::: "memory");
+          }
+#endif
           mbar_expect_tx(full, A_TILE_BYTES + (WS_BTMA ? WS_B_TILE_BYTES : 0));
 #if WS_CLUSTER == 2
           tma_load_2d_multicast(as + rank * (A_TILE_BYTES / 2), &tmA, kt * BK, m0 + rank * (BM / 2), full, 0x3);

@@ -37,7 +37,7 @@ LANG_BUILDS = {
 def settings(name):
     """The compile-time settings a cubin's name carries: probe_BM256_S4_W1_R0.cubin -> {BM: 256, ...}."""
     parts = os.path.splitext(os.path.basename(name))[0].split("_")[1:]
-    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "BT": "BTMA", "PS": "PERSIST", "RA": "RNDA", "PF": "PF", "SD": "SD", "SK": "SKIP", "FE": "FENCE", "WSS": "WSS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
+    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "BT": "BTMA", "PS": "PERSIST", "RA": "RNDA", "PF": "PF", "SD": "SD", "SK": "SKIP", "FE": "FENCE", "ON": "ONCE", "LA": "LA", "WSS": "WSS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
     out = {}
     for p in parts:
         for prefix, key in sorted(keys.items(), key=lambda kv: -len(kv[0])):
@@ -199,8 +199,13 @@ def main(argv=None):
                     array, storage = tm.pack_arguments(values)
                     storage = storage + [device_map]
                 elif ws:
-                    # With clusters of two (CL2) each block copies half of A's tile: boxes of BM / 2 rows.
-                    buffer, address = tensor_map_a(driver, a.data_ptr(), m, k, bm // s.get("CLUSTER", 1))
+                    # With clusters of two (CL2) each block copies half of A's tile: boxes of BM / 2 rows. A build
+                    # that rounds A once (ON1) copies from its scratch copy Ar, which the map then describes.
+                    once = s.get("ONCE", 0)
+                    if once:
+                        scratch = torch.empty_like(a)
+                        flags = torch.zeros((m // (bm // 2)) * (k // 32), dtype=torch.int32, device=device)
+                    buffer, address = tensor_map_a(driver, (scratch if once else a).data_ptr(), m, k, bm // s.get("CLUSTER", 1))
                     storage = storage + [buffer]
                     extra = [address]
                     if s.get("BTMA"):
@@ -211,11 +216,18 @@ def main(argv=None):
                         ctypes.memmove(address_b, image, 128)
                         storage = storage + [buffer_b]
                         extra.append(address_b)
+                    if once:
+                        # Then Ar and the flags, as pointers; the flags are zeroed before each launch (timed with it).
+                        pointers = [ctypes.c_void_p(scratch.data_ptr()), ctypes.c_void_p(flags.data_ptr())]
+                        storage = storage + pointers + [scratch, flags]
+                        extra += [ctypes.addressof(x) for x in pointers]
                     array = (ctypes.c_void_p * (len(values) + len(extra)))(*list(array), *extra)
-                packed.append((array, storage))
+                packed.append((array, storage, flags if ws and not lang and s.get("ONCE") else None))
             info[f] = {"settings": s, "grid": grid, "block": list(block), "dynamicSharedBytes": smem}
 
             def ours(i, fn=fn, grid=grid, block=block, smem=smem, packed=packed):
+                if len(packed[i]) > 2 and packed[i][2] is not None:
+                    packed[i][2].zero_()
                 driver.launch(fn, grid, block, smem, stream, packed[i][0])
 
             launch[f] = ours
