@@ -484,6 +484,13 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
                    // A into Ar and publish it (flag 2, release); every block waits for flag 2 (acquire) before the
                    // copy. The first blocks to reach a row of tiles round it; the rest of the grid reuses it.
 #endif
+#ifndef WS_COUNT
+#define WS_COUNT 0  // with WS_ONCE=2: a count a row half of its rounded k-tiles, read once a tile, so that tiles whose
+                    // row half is wholly rounded skip the per-k-tile flags
+#endif
+#ifndef WS_PACE
+#define WS_PACE 0  // with WS_ONCE=2: the rounders start a unit's rows only once the copies reached the unit before
+#endif
 #ifndef WS_LA
 #define WS_LA 4
 #endif
@@ -713,9 +720,15 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
 #if WS_ONCE
     // The shared word through which thread 0 tells the warpgroup whether it took a half k-tile to round.
     volatile int* taken = reinterpret_cast<volatile int*>(basep + (bars - base) + 8 * 2 * WS_STAGES);
+    // WS_PACE: the index of the unit whose copies thread 0 has begun (the rounders wait for index − 1).
+    [[maybe_unused]] volatile int* copier_at = taken + 1;
+    if (tid == 0) *copier_at = 0;
+    asm volatile("bar.sync 1, 128;\n" ::: "memory");
     const int pr = tid / 8, pc = tid % 8;
     auto flag_of = [&](int m0, int t) { return flags + ((m0 + rank * (BM / 2)) / (BM / 2)) * KT + t; };
-    auto round_ahead = [&](int m0, int t) {
+    // With WS_COUNT, after the M / 128 · KT flags: a count a row half of its rounded k-tiles.
+    [[maybe_unused]] auto count_of = [&](int m0) { return flags + (M / (BM / 2)) * KT + (m0 + rank * (BM / 2)) / (BM / 2); };
+    [[maybe_unused]] auto round_ahead = [&](int m0, int t) {
       int* flag = flag_of(m0, t);
       if (tid == 0) *taken = atomicCAS(flag, 0, 1) == 0;
       asm volatile("bar.sync 1, 128;\n" ::: "memory");
@@ -737,18 +750,87 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
       if (tid == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag), "r"(2) : "memory");
     };
 #endif
+#if WS_ONCE == 2
+    if (warp >= 1) {
+      // Warps 1-3 round ahead of the copies, 32 k-tiles at a time: warp 1's lanes read the 32 flags at once and
+      // claim the unclaimed ones (atomicCAS), then the 96 threads round each claimed half k-tile and publish it.
+      const int rt = tid - 32;
+      int index = 0;  // this block's units in order: 0, 1, ...
+      for (int u = first_unit; u < units; u += unit_step, index++) {
+        int m0, n0;
+        tile_of(u, m0, n0);
+#if WS_PACE
+        // Round a unit's rows only once the copies have reached the unit before it: the rounding of rows a later
+        // wave needs is spread over the current unit instead of crowding the first wave.
+        while (*copier_at < index - 1) __nanosleep(256);
+#endif
+        for (int t0 = 0; t0 < KT; t0 += 32) {
+          if (warp == 1) {
+            const int t = t0 + lane;
+            int won = 0;
+            if (t < KT) {
+              int* f = flag_of(m0, t);
+              int state;
+              asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(state) : "l"(f) : "memory");
+              if (state == 0) won = atomicCAS(f, 0, 1) == 0;
+            }
+            const unsigned claimed = __ballot_sync(0xffffffffu, won);
+            if (lane == 0) *taken = (int)claimed;
+          }
+          asm volatile("bar.sync 2, 96;\n" ::: "memory");
+          unsigned claimed = (unsigned)*taken;
+          asm volatile("bar.sync 2, 96;\n" ::: "memory");
+          while (claimed) {
+            const int t = t0 + __ffs(claimed) - 1;
+            claimed &= claimed - 1;
+            // 128 rows x 8 pieces of 16 bytes: piece c = rt + 96 i.
+            float4 v[11];
+#pragma unroll
+            for (int i = 0; i < 11; i++) {
+              const int c = rt + 96 * i;
+              if (c < 1024) v[i] = __ldg(reinterpret_cast<const float4*>(A + (size_t)(m0 + rank * (BM / 2) + c / 8) * K + t * BK + (c % 8) * 4));
+            }
+#pragma unroll
+            for (int i = 0; i < 11; i++) {
+              const int c = rt + 96 * i;
+              if (c < 1024)
+                *reinterpret_cast<uint4*>(Ar + (size_t)(m0 + rank * (BM / 2) + c / 8) * K + t * BK + (c % 8) * 4) =
+                    make_uint4(tf32(v[i].x), tf32(v[i].y), tf32(v[i].z), tf32(v[i].w));
+            }
+            asm volatile("fence.proxy.async.global;\n" ::: "memory");
+            asm volatile("bar.sync 2, 96;\n" ::: "memory");
+            if (rt == 0) {
+              asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag_of(m0, t)), "r"(2) : "memory");
+#if WS_COUNT
+              // And one more of the row half's k-tiles done: a copier that finds all KT done skips the flags.
+              asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(count_of(m0)), "r"(1) : "memory");
+#endif
+            }
+          }
+        }
+      }
+      cluster_sync();
+      return;
+    }
+    int ready = -1;  // warp 0: the flag of the next k-tile, read ahead by thread 0
+    int copier_index = 0;
+    [[maybe_unused]] bool all_done = false;  // thread 0: this tile's row half was wholly rounded at its start
+#endif
     int it = 0;  // k-tiles this block has filled, over all its tiles: stage it % S, round it / S
     for (int u = first_unit; u < units; u += unit_step) {
       int m0, n0;
       tile_of(u, m0, n0);
       const float* Bg = B + n0;
       const float* Ag = A + (size_t)m0 * K;
-#if WS_ONCE
+#if WS_ONCE == 1
       for (int t = 0; t < WS_LA && t < KT; t++) round_ahead(m0, t);
 #endif
       for (int kt = 0; kt < KT; kt++, it++) {
-#if WS_ONCE
+#if WS_ONCE == 1
         if (kt + WS_LA < KT) round_ahead(m0, kt + WS_LA);
+#endif
+#if WS_ONCE == 2 && WS_PACE
+        if (kt == 0 && tid == 0) *copier_at = copier_index++;
 #endif
         const int s = it % WS_STAGES;
         if (it >= WS_STAGES) mbar_wait(bars + 8 * (WS_STAGES + s), ((it / WS_STAGES) + 1) & 1);
@@ -762,13 +844,24 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
 #else
         if (tid == 0) {
 #if WS_ONCE
+#if WS_COUNT
+          if (kt == 0) {
+            // Once a tile: if every k-tile of this row half is rounded already, no flag needs a look.
+            int done;
+            asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(done) : "l"(count_of(m0)) : "memory");
+            all_done = done == KT;
+            if (all_done) asm volatile("fence.proxy.async.global;\n" ::: "memory");
+          }
+          if (!all_done)
+#endif
           {
             // This block's half k-tile is in Ar once its flag says 2 (whoever rounded it).
             const int* flag = flag_of(m0, kt);
-            int state;
-            do {
-              asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(state) : "l"(flag) : "memory");
-            } while (state != 2);
+            int state = -1;
+#if WS_ONCE == 2
+            state = ready;  // read (acquire) after the previous copy: usually already 2
+#endif
+            while (state != 2) asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(state) : "l"(flag) : "memory");
             asm volatile("fence.proxy.async.global;\n" ::: "memory");
           }
 #endif
@@ -782,7 +875,17 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
 #pragma unroll
           for (int b = 0; b < BN / 32; b++) tma_load_2d(bs + b * 4096, &tmB, n0 + 32 * b, kt * BK, full);
 #endif
+#if WS_ONCE == 2
+          // The next k-tile's flag, read now so that its latency passes while this thread waits for a stage.
+          ready = -1;
+          if (kt + 1 < KT && !(WS_COUNT && all_done)) asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(ready) : "l"(flag_of(m0, kt + 1)) : "memory");
+#endif
         }
+#if WS_ONCE == 2
+        // The other lanes of warp 0 wait here, not suspended in the next stage's mbarrier wait while lane 0 spins
+        // on a flag (run 31 hung without this).
+        __syncwarp();
+#endif
 #endif
 #if !WS_BTMA
 #pragma unroll
