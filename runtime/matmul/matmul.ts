@@ -602,7 +602,8 @@ function tileArea(handle: KernelHandle): number {
   return c.BM !== undefined && c.BN !== undefined ? c.BM * c.BN : (c.BLOCKSIZE ?? 0) ** 2;
 }
 
-function constantsOf(handle: KernelHandle): Constants {
+/** A build's compile-time constants (its specialization). */
+export function constantsOf(handle: KernelHandle): Constants {
   return handle.description.specialization as Constants;
 }
 
@@ -611,8 +612,8 @@ function blockThreads(handle: KernelHandle): number {
   return block ? block[0] * block[1] * block[2] : 0;
 }
 
-/** The multiprocessors of a CUDA device; 1 on the other backends (which run stream-k only when asked for by name). */
-function multiprocessorsOf(device: Device): number {
+/** The multiprocessors of a CUDA device (a persistent rung's grid is at most that); 1 on the other backends. */
+export function multiprocessorsOf(device: Device): number {
   return (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? 1;
 }
 
