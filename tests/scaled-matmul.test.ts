@@ -5,9 +5,11 @@
  * over a random C, at whole-tile and partial-tile shapes: bit for bit against the documented order (ascending k,
  * one f32 rounding per addition, α·sum (+ β·C) rounded to bf16 once) and within bf16's normwise bound of a float64
  * product of the decoded inputs. And which rung chooseScaledMatmul takes on a (faked) sm_90 and sm_80 GPU and on
- * the CPU, the launch it builds, and the errors for wrong element types, bad shapes, scales, variants and WebGPU.
+ * the CPU, the launch it builds, and the errors for wrong element types, bad shapes, scales, variants and WebGPU;
+ * nvcc's acceptance of the tiled kernel's CUDA for the GPUs it serves (sm_80, sm_90), without spills.
  */
 
+import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { bf16Bits, bf16FromBits } from "../compiler/lang/float16.ts";
@@ -16,7 +18,8 @@ import { compileKernelLibrary, type Device, type DeviceBuffer, type KernelLibrar
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { matmulTolerance16 } from "../runtime/matmul/matmul16.ts";
 import { chooseScaledMatmul, scaledMatmul, scaledMatmulLaunch, scaledMatmulRungs, type ScaledMatmulOptions, type ScaledMatmulVariantName } from "../runtime/matmul/scaled-matmul.ts";
-import { repoRoot } from "./golden-cases.ts";
+import { casesRoot, repoRoot } from "./golden-cases.ts";
+import { compileCuda, nvccAvailable } from "./tools/nvcc.ts";
 
 const { exponentBits, mantissaBits, infinities } = float8Formats.e4m3;
 const e4m3 = (code: number) => float8Decode(code, exponentBits, mantissaBits, infinities);
@@ -185,4 +188,18 @@ describe("scaledMatmul()'s operand checks", () => {
     const webgpu = { backend: "webgpu", limits: device.limits } as unknown as Device;
     await expectError(() => scaledMatmul(webgpu, A, Bt, C, shape), Error, "tskernel: scaledMatmul: WebGPU cannot run it: WGSL has no 8-bit floats (TSK3120), so e4m3 kernels are built for CUDA and the CPU only");
   });
+});
+
+describe.skipIf(!nvccAvailable())("fp8gemm-tiled on CUDA", () => {
+  it("nvcc compiles it for sm_80 and sm_90 without spills", () => {
+    const source = fs.readFileSync(path.join(casesRoot, "examples", "fp8gemm-tiled", "expected.cu"), "utf8");
+    for (const arch of ["sm_80", "sm_90"]) {
+      const result = compileCuda(source, { arch, name: `fp8gemm_tiled_${arch}` });
+      expect(result.errors, arch).toBe("");
+      const entry = result.functions.find((f) => f.entry);
+      expect(entry?.name, arch).toBe("fp8gemmTiled_TILE_16");
+      expect(entry?.spillStoresBytes, arch).toBe(0);
+      expect(entry?.registers, arch).toBeGreaterThan(0);
+    }
+  }, 120_000);
 });
