@@ -16,6 +16,7 @@ import { bf16Bits, bf16FromBits } from "../compiler/lang/float16.ts";
 import { float8Decode, float8Formats } from "../compiler/lang/float8.ts";
 import { compileKernelLibrary, type Device, type DeviceBuffer, type KernelLibrary } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
+import { matmul } from "../runtime/matmul/matmul.ts";
 import { matmulTolerance16 } from "../runtime/matmul/matmul16.ts";
 import { chooseScaledMatmul, scaledMatmul, scaledMatmulLaunch, scaledMatmulRungs, type ScaledMatmulOptions, type ScaledMatmulVariantName } from "../runtime/matmul/scaled-matmul.ts";
 import { casesRoot, repoRoot } from "./golden-cases.ts";
@@ -174,6 +175,10 @@ describe("scaledMatmul()'s operand checks", () => {
     await expectError(() => scaledMatmul(device, libraryOf(), device.createBuffer("bf16", new Uint16Array(m * k)), Bt, C, shape), TypeError, "tskernel: scaledMatmul: A holds bf16; it must be e4m3 (A and Bt e4m3, torch's float8_e4m3fn; C bf16)");
     await expectError(() => scaledMatmul(device, libraryOf(), A, device.createBuffer("e5m2", new Uint8Array(n * k)), C, shape), TypeError, "tskernel: scaledMatmul: Bt holds e5m2; it must be e4m3 (A and Bt e4m3, torch's float8_e4m3fn; C bf16)");
     await expectError(() => scaledMatmul(device, libraryOf(), A, Bt, device.createBuffer(new Float32Array(m * n)), shape), TypeError, "tskernel: scaledMatmul: C holds f32; it must be bf16 (A and Bt e4m3, torch's float8_e4m3fn; C bf16)");
+  });
+
+  it("matmul() sends fp8 operands here, since its B is k×n and ours Bᵀ", async () => {
+    await expectError(() => matmul(device, libraryOf(), A, Bt, C, { m, n, k, tuning: false }), TypeError, "tskernel: matmul: A holds e4m3; matmul multiplies f32, bf16 and f16 (for e4m3 use scaledMatmul, which takes B as Bᵀ, n×k)");
   });
 
   it("refuse shapes the buffers do not hold, non-positive or fractional sizes, and scales that are not finite", async () => {

@@ -681,6 +681,10 @@ export async function matmul(device: Device, ...rest: [DeviceBuffer, DeviceBuffe
   for (const [name, buffer, length] of [["A", A, m * k], ["B", B, k * n], ["C", C, m * n]] as const) {
     if (buffer.length < length) throw new RangeError(`tskernel: matmul: ${name} has ${buffer.length} elements, the shape needs ${length}`);
   }
+  // fp8 has a function of its own, with torch._scaled_mm's layout of B (scaled-matmul.ts).
+  for (const [name, buffer] of [["A", A], ["B", B]] as const) {
+    if (buffer.elementType === "e4m3" || buffer.elementType === "e5m2") throw new TypeError(`tskernel: matmul: ${name} holds ${buffer.elementType}; matmul multiplies f32, bf16 and f16 (for e4m3 use scaledMatmul, which takes B as Bᵀ, n×k)`);
+  }
   // The element type: as asked, else A's; every operand must hold it.
   const dtype: MatmulDtype = options.dtype ?? (A.elementType === "bf16" ? "bf16" : A.elementType === "f16" ? "f16" : "f32");
   for (const [name, buffer] of [["A", A], ["B", B], ["C", C]] as const) {
