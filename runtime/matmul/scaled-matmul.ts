@@ -6,8 +6,8 @@
  * multiple of 8 and k of 16 (the tensor maps' rows are whole 16-byte units) the warp-specialized wgmma kernel
  * (examples/fp8gemm-wgmma-ws.ts: 105–109 % of torch._scaled_mm on the H100, bench/README.md "fp8 GEMM"), for which
  * this file makes the three tensor maps; elsewhere, and for any shape, the shared-memory tiled kernel
- * (examples/fp8gemm-tiled.ts), which the CPU runs too. Both accumulate in f32 in ascending k and round to bf16
- * once, so on the CPU they agree bit for bit. WebGPU is refused: WGSL has no 8-bit floats (TSK3120).
+ * (examples/fp8gemm-tiled.ts), which the CPU runs too. On the CPU both add the products in ascending k with f32
+ * roundings and round to bf16 once, so they agree bit for bit. WebGPU is refused: WGSL has no 8-bit floats (TSK3120).
  */
 
 import type { Device, DeviceBuffer, KernelArg, KernelHandle } from "../device.ts";
