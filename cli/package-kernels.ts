@@ -1,8 +1,8 @@
 /**
  * `npm pack`'s last step (package.json's prepack, after the TypeScript build): builds the package's own kernels,
- * the matmul rungs and the attention kernels (runtime/package-kernels.ts lists them), for every target into
- * `dist/kernels/`, with `sources.json` recording each source's sha256, so that an installed package runs
- * `matmul()` and `attention()` without compiling a library first. With `TSKERNEL_PACKAGE_CUBIN_ARCH=sm_90` (nvcc on
+ * the matmul rungs, the fp8 rungs and the attention kernels (runtime/package-kernels.ts lists them), for every
+ * target into `dist/kernels/`, with `sources.json` recording each source's sha256, so that an installed package
+ * runs `matmul()`, `scaledMatmul()` and `attention()` without compiling a library first. With `TSKERNEL_PACKAGE_CUBIN_ARCH=sm_90` (nvcc on
  * the path) it also ships cubins for that architecture (wgmma modules for sm_90a), which the CUDA device loads
  * without NVRTC on a GPU of that architecture; by default the CUDA C is shipped and compiled once on first use.
  * Run from the package root: `node dist/cli/package-kernels.js [outDir]`.

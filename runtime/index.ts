@@ -29,6 +29,7 @@ export { attention, attentionBackward, type AttentionBackwardTensors, type Atten
 export { packageKernelLibrary, packageKernels, packageKernelsFrom, packageKernelFiles, packageKernelsDir, type PackageKernelOrigin } from "./package-kernels.ts";
 export { referenceGemm, compareToReference, type ErrorReport } from "./reference.ts";
 export { matmul, chooseMatmul, matmulRungs, matmulTolerance, matmulTolerance16, type MatmulChoice, type MatmulDtype, type MatmulOptions, type MatmulPrecision, type MatmulVariantName, type Rung, type RungSearch } from "./matmul/matmul.ts";
+export { scaledMatmul, chooseScaledMatmul, scaledMatmulLaunch, scaledMatmulRungs, type ScaledMatmulChoice, type ScaledMatmulOptions, type ScaledMatmulVariantName, type ScaledRung } from "./matmul/scaled-matmul.ts";
 export { tuneMatmul, formatTuneTable, type TuneOptions, type TuneReport } from "./matmul/tune.ts";
 export { TuningStore, defaultTuningStore, shapeClass, type TunedEntry } from "./matmul/tune-store.ts";
 

@@ -1,8 +1,8 @@
 /**
- * The package's own kernels: what `matmul(device, A, B, C, shape)` and `attention(device, Q, K, V, O, shape)` run
- * when no library is given. `npm pack` builds the matmul rungs' and the attention kernels' files into
- * `dist/kernels/` (cli/package-kernels.ts: the manifest, the JavaScript, the WGSL, the CUDA C, and `sources.json`
- * with each source file's sha256); here a process loads that build once per target, with no compiler run: the
+ * The package's own kernels: what `matmul(device, A, B, C, shape)`, `scaledMatmul(device, A, Bt, C, shape)` and
+ * `attention(device, Q, K, V, O, shape)` run when no library is given. `npm pack` builds the matmul rungs', the fp8
+ * rungs' and the attention kernels' files into `dist/kernels/` (cli/package-kernels.ts: the manifest, the
+ * JavaScript, the WGSL, the CUDA C, and `sources.json` with each source file's sha256); here a process loads that build once per target, with no compiler run: the
  * CPU runs the shipped JavaScript, WebGPU the shipped WGSL, CUDA the shipped .cu (NVRTC compiles each module
  * once and the CUDA device keeps the cubin in its disk cache; a build made with cubins for the GPU's
  * architecture loads them as they are). A checkout without the build (tests, development), a build whose
@@ -33,7 +33,8 @@ export const attentionForwardKernel = { name: "flashAttentionFold", file: "examp
 
 /**
  * The files the package builds for itself, relative to the package root: every matmul rung's file
- * (runtime/matmul/matmul.ts and matmul16.ts; a test checks that the lists agree) and the attention kernels.
+ * (runtime/matmul/matmul.ts and matmul16.ts), every fp8 rung's (scaled-matmul.ts; a test checks that the lists
+ * agree) and the attention kernels.
  */
 export const packageKernelFiles: readonly string[] = [
   "examples/sgemm.ts",
@@ -48,6 +49,9 @@ export const packageKernelFiles: readonly string[] = [
   "examples/sgemm-wgmma-cluster.ts",
   "examples/hgemm-tiled.ts",
   "examples/hgemm-wgmma-ws.ts",
+  // scaledMatmul()'s fp8 rungs (runtime/matmul/scaled-matmul.ts).
+  "examples/fp8gemm-wgmma-ws.ts",
+  "examples/fp8gemm-tiled.ts",
   // attention()'s forward (runtime/attention.ts) and its backward.
   attentionForwardKernel.file,
   "examples/flash-attention-backward.ts",

@@ -1,8 +1,8 @@
 /**
  * The package's own kernels (package-kernels.ts): the build `npm pack` makes (cli/package-kernels.ts) loads with
- * no compiler and runs matmul() and attention() against float64 on fresh random inputs; a stale build (a source
+ * no compiler and runs matmul(), scaledMatmul() and attention() against float64 on fresh random inputs; a stale build (a source
  * changed since), a missing one and a checked device compile in-process instead (checked for a GPU), saying why; the file list
- * covers every matmul rung and the attention kernels. tests/package.test.ts runs the same from an installed tarball.
+ * covers every matmul and fp8 rung and the attention kernels. tests/package.test.ts runs the same from an installed tarball.
  */
 
 import fs from "node:fs";
@@ -14,6 +14,7 @@ import { writePackageKernels } from "../cli/package-kernels.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { matmul, matmulRungs, matmulTolerance, matmulTolerance16 } from "../runtime/matmul/matmul.ts";
 import { attention } from "../runtime/attention.ts";
+import { scaledMatmul, scaledMatmulRungs } from "../runtime/matmul/scaled-matmul.ts";
 import { packageKernelFiles, packageKernelsFrom, sourceHash } from "../runtime/package-kernels.ts";
 import { packageRoot } from "../compiler/index.ts";
 import { compareToReference, referenceGemm } from "../runtime/reference.ts";
@@ -23,10 +24,10 @@ afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
 
 describe("the package's kernels", () => {
   it("lists every matmul rung's file and the attention kernels", () => {
-    expect(new Set(packageKernelFiles)).toEqual(new Set([...matmulRungs.map((r) => r.file), "examples/flash-attention-fold.ts", "examples/flash-attention-backward.ts"]));
+    expect(new Set(packageKernelFiles)).toEqual(new Set([...matmulRungs.map((r) => r.file), ...scaledMatmulRungs.map((r) => r.file), "examples/flash-attention-fold.ts", "examples/flash-attention-backward.ts"]));
   });
 
-  it("load from the package build without compiling, and matmul() and attention() run on them against float64", async () => {
+  it("load from the package build without compiling, and matmul(), scaledMatmul() and attention() run on them against float64", async () => {
     const lines: string[] = [];
     expect(writePackageKernels(out, { stdout: (t) => lines.push(t), stderr: (t) => lines.push(t) })).toBe(0);
     const stamp = JSON.parse(fs.readFileSync(path.join(out, "sources.json"), "utf8")) as { format: string; files: Record<string, string> };
@@ -37,7 +38,7 @@ describe("the package's kernels", () => {
     expect([loaded.origin, loaded.reason]).toEqual(["prebuilt", undefined]);
     // The manifest names the files as the package holds them, and the library has each rung's kernel.
     const names = new Set(loaded.library.kernels.map((h) => h.description.name));
-    for (const rung of matmulRungs) expect(names.has(rung.kernel), rung.kernel).toBe(true);
+    for (const rung of [...matmulRungs, ...scaledMatmulRungs]) expect(names.has(rung.kernel), rung.kernel).toBe(true);
     expect(loaded.library.kernels.find((h) => h.description.name === "flashAttentionFold")!.description.source).toBe("examples/flash-attention-fold.ts");
 
     // f32 at an odd shape (the guarded rungs), bf16 (the tiled 16-bit rung), C poisoned.
@@ -55,6 +56,19 @@ describe("the package's kernels", () => {
     const half = compareToReference((await device.read(C16)) as Float32Array, referenceGemm(m, n, k, Array.from(A16!, bf16FromBits), Array.from(B16!, bf16FromBits)));
     expect(half.nonFinite).toBe(0);
     expect(half.normwiseRelative).toBeLessThan(matmulTolerance16("bf16", k));
+
+    // fp8 (the tiled rung on the CPU) at an odd shape, with scales, C poisoned; against float64 of the decoded codes.
+    const codes = (length: number) => Uint8Array.from({ length }, () => (Math.random() < 0.5 ? 0x80 : 0) | Math.floor(Math.random() * 0x7f));
+    const [a8, bt8] = [codes(m * k), codes(n * k)];
+    const C8 = device.createBuffer("bf16", new Uint16Array(m * n).fill(0x7fff));
+    const [A8, Bt8] = [device.createBuffer("e4m3", a8), device.createBuffer("e4m3", bt8)];
+    expect(await scaledMatmul(device, loaded.library, A8, Bt8, C8, { m, n, k, scaleA: 0.5, scaleB: 0.25 })).toBe("fp8gemm-tiled");
+    // B = Btᵀ, k×n, for the reference.
+    const [aValues, btValues] = (await Promise.all([device.read(A8), device.read(Bt8)])) as Float32Array[];
+    const bValues = Array.from({ length: k * n }, (_, i) => btValues![(i % n) * k + Math.floor(i / n)]!);
+    const fp8 = compareToReference((await device.read(C8)) as Float32Array, referenceGemm(m, n, k, aValues!, bValues, 0.125));
+    expect(fp8.nonFinite).toBe(0);
+    expect(fp8.normwiseRelative).toBeLessThan(matmulTolerance16("bf16", k));
 
     // Attention, one head of 128 queries against 128 keys, causal.
     const d = 64;

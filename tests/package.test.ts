@@ -122,7 +122,7 @@ console.log(JSON.stringify({
 }));
 `,
   // matmul() and attention() without a library: the package's own kernels (dist/kernels), in f32 and bf16.
-  "src/prebuilt.ts": `import { attention, createDevice, matmul, packageKernels } from "tskernel/runtime";
+  "src/prebuilt.ts": `import { attention, createDevice, matmul, packageKernels, scaledMatmul } from "tskernel/runtime";
 
 const device = await createDevice({ backend: "cpu" });
 const random = (length: number) => Array.from({ length }, () => Math.random() * 2 - 1);
@@ -136,6 +136,11 @@ const A16 = device.createBuffer("bf16", A);
 const B16 = device.createBuffer("bf16", B);
 const C16 = device.createBuffer("bf16", new Float32Array(m * n).fill(Number.NaN));
 const bf16 = await matmul(device, A16, B16, C16, { m, n, k, tuning: false });
+// fp8: A (m×k) and Bt (n×k) rounded to e4m3 by createBuffer, over much of the format's range; C poisoned.
+const A8 = device.createBuffer("e4m3", random(m * k).map((x) => x * 300));
+const Bt8 = device.createBuffer("e4m3", random(n * k).map((x) => x * 300));
+const C8 = device.createBuffer("bf16", new Float32Array(m * n).fill(Number.NaN));
+const fp8 = await scaledMatmul(device, A8, Bt8, C8, { m, n, k, scaleA: 0.5, scaleB: 0.25 });
 const d = 64;
 const [Q, K, V] = [0, 1, 2].map(() => device.createBuffer("bf16", random(128 * d)));
 const O = device.createBuffer("bf16", new Float32Array(128 * d).fill(Number.NaN));
@@ -143,8 +148,9 @@ await attention(device, Q!, K!, V!, O, { batch: 1, heads: 1, seq: 128, headDim: 
 const values = async (buffer: Parameters<typeof device.read>[0]) => [...((await device.read(buffer)) as Float32Array)].map((v) => (Number.isFinite(v) ? v : String(v)));
 const { origin, reason } = packageKernels(device);
 console.log(JSON.stringify({
-  origin, reason, f32, bf16,
+  origin, reason, f32, bf16, fp8,
   A, B, C: await values(C), A16: await values(A16), B16: await values(B16), C16: await values(C16),
+  A8: await values(A8), Bt8: await values(Bt8), C8: await values(C8),
   Q: await values(Q!), K: await values(K!), V: await values(V!), O: await values(O),
 }));
 `,
@@ -224,7 +230,7 @@ describe("the packed tarball", () => {
     // The CMake module that C++ projects include from node_modules/tskernel/cmake/.
     expect(listing).toContain("cmake/Tskernel.cmake");
     // The package's own kernels (matmul() and attention() without a library): every target's code of each file.
-    for (const stem of ["sgemm-multistage", "hgemm-wgmma-ws", "hgemm-tiled", "flash-attention-fold", "flash-attention-backward"]) {
+    for (const stem of ["sgemm-multistage", "hgemm-wgmma-ws", "hgemm-tiled", "fp8gemm-wgmma-ws", "fp8gemm-tiled", "flash-attention-fold", "flash-attention-backward"]) {
       expect(listing, stem).toContain(`dist/kernels/${stem}.js`);
       expect(listing, stem).toContain(`dist/kernels/${stem}.cu`);
     }
@@ -348,31 +354,32 @@ describe("in a project that installed the tarball", () => {
     expect(result.cuda).toBe("tskernel: the cuda backend is unavailable: the 'koffi' package could not be loaded: Cannot find module 'koffi'. It is an optional dependency of tskernel: install it with `npm install koffi`");
   }, 300_000);
 
-  it("matmul() and attention() run without a library on the kernels the package ships, with no kernel source to compile", () => {
+  it("matmul(), scaledMatmul() and attention() run without a library on the kernels the package ships, with no kernel source to compile", () => {
     // The package's examples are hidden for this run: a compile would fail without them, so the results below come
     // from dist/kernels (the emit step of the test above compiled src/prebuilt.ts too).
     const examples = path.join(app, "node_modules", "tskernel", "examples");
     fs.renameSync(examples, `${examples}.hidden`);
-    let result: Record<string, (number | string)[]> & { origin: string; reason?: string; f32: string; bf16: string };
+    let result: Record<string, (number | string)[]> & { origin: string; reason?: string; f32: string; bf16: string; fp8: string };
     try {
       result = JSON.parse(ok("node", ["out/prebuilt.js"], app)) as typeof result;
     } finally {
       fs.renameSync(`${examples}.hidden`, examples);
     }
-    expect([result.origin, result.reason, result.f32, result.bf16]).toEqual(["prebuilt", undefined, "sgemm-register-staged", "hgemm-tiled"]);
+    expect([result.origin, result.reason, result.f32, result.bf16, result.fp8]).toEqual(["prebuilt", undefined, "sgemm-register-staged", "hgemm-tiled", "fp8gemm-tiled"]);
     const numbers = (name: string) => {
       const values = result[name]!;
       expect(values.filter((v) => typeof v !== "number"), name).toEqual([]);
       return values as number[];
     };
     const [m, n, k] = [37, 45, 29];
-    const gemmError = (A: number[], B: number[], C: number[]) => {
+    // B k×n row-major, or with `transposed` given as Bᵀ (n×k, scaledMatmul's Bt); C = alpha·A·B.
+    const gemmError = (A: number[], B: number[], C: number[], alpha = 1, transposed = false) => {
       let error = 0;
       let norm = 0;
       for (let i = 0; i < m; i++) {
         for (let j = 0; j < n; j++) {
           let sum = 0;
-          for (let p = 0; p < k; p++) sum += A[i * k + p]! * B[p * n + j]!;
+          for (let p = 0; p < k; p++) sum += alpha * A[i * k + p]! * B[transposed ? j * k + p : p * n + j]!;
           error += (sum - C[i * n + j]!) ** 2;
           norm += sum ** 2;
         }
@@ -382,6 +389,8 @@ describe("in a project that installed the tarball", () => {
     expect(gemmError(numbers("A"), numbers("B"), numbers("C"))).toBeLessThan(k * 2 ** -23 + 1e-7);
     // bf16: against the product of the rounded inputs, within the output's rounding (matmulTolerance16).
     expect(gemmError(numbers("A16"), numbers("B16"), numbers("C16"))).toBeLessThan(2 ** -8 + 16 * 2 ** -23);
+    // fp8: against the product of the e4m3 inputs as the kernel saw them, times the scales, within bf16's rounding.
+    expect(gemmError(numbers("A8"), numbers("Bt8"), numbers("C8"), 0.125, true)).toBeLessThan(2 ** -8 + 29 * 2 ** -23);
     const [Q, K, V, O] = ["Q", "K", "V", "O"].map(numbers) as [number[], number[], number[], number[]];
     const d = 64;
     let error = 0;

@@ -603,7 +603,8 @@ function tileArea(handle: KernelHandle): number {
   return c.BM !== undefined && c.BN !== undefined ? c.BM * c.BN : (c.BLOCKSIZE ?? 0) ** 2;
 }
 
-function constantsOf(handle: KernelHandle): Constants {
+/** A build's compile-time constants (its specialization). */
+export function constantsOf(handle: KernelHandle): Constants {
   return handle.description.specialization as Constants;
 }
 
@@ -612,8 +613,8 @@ function blockThreads(handle: KernelHandle): number {
   return block ? block[0] * block[1] * block[2] : 0;
 }
 
-/** The multiprocessors of a CUDA device; 1 on the other backends (which run stream-k only when asked for by name). */
-function multiprocessorsOf(device: Device): number {
+/** The multiprocessors of a CUDA device (a persistent rung's grid is at most that); 1 on the other backends. */
+export function multiprocessorsOf(device: Device): number {
   return (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? 1;
 }
 
@@ -680,6 +681,10 @@ export async function matmul(device: Device, ...rest: [DeviceBuffer, DeviceBuffe
   const { m, n, k } = options;
   for (const [name, buffer, length] of [["A", A, m * k], ["B", B, k * n], ["C", C, m * n]] as const) {
     if (buffer.length < length) throw new RangeError(`tskernel: matmul: ${name} has ${buffer.length} elements, the shape needs ${length}`);
+  }
+  // fp8 has a function of its own, with torch._scaled_mm's layout of B (scaled-matmul.ts).
+  for (const [name, buffer] of [["A", A], ["B", B]] as const) {
+    if (buffer.elementType === "e4m3" || buffer.elementType === "e5m2") throw new TypeError(`tskernel: matmul: ${name} holds ${buffer.elementType}; matmul multiplies f32, bf16 and f16 (for e4m3 use scaledMatmul, which takes B as Bᵀ, n×k)`);
   }
   // The element type: as asked, else A's; every operand must hold it.
   const dtype: MatmulDtype = options.dtype ?? (A.elementType === "bf16" ? "bf16" : A.elementType === "f16" ? "f16" : "f32");
