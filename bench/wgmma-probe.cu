@@ -488,6 +488,9 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #define WS_COUNT 0  // with WS_ONCE=2: a count a row half of its rounded k-tiles, read once a tile, so that tiles whose
                     // row half is wholly rounded skip the per-k-tile flags
 #endif
+#ifndef WS_CLAIM
+#define WS_CLAIM 32  // with WS_ONCE=2: the most half k-tiles a block claims from a batch of 32 in one round
+#endif
 #ifndef WS_PACE
 #define WS_PACE 0  // with WS_ONCE=2: the rounders start a unit's rows only once the copies reached the unit before
 #endif
@@ -765,20 +768,29 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
         while (*copier_at < index - 1) __nanosleep(256);
 #endif
         for (int t0 = 0; t0 < KT; t0 += 32) {
+         for (bool more = true; more;) {
           if (warp == 1) {
             const int t = t0 + lane;
-            int won = 0;
-            if (t < KT) {
-              int* f = flag_of(m0, t);
-              int state;
-              asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(state) : "l"(f) : "memory");
-              if (state == 0) won = atomicCAS(f, 0, 1) == 0;
-            }
+            int state = 2;
+            if (t < KT) asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(state) : "l"(flag_of(m0, t)) : "memory");
+            const unsigned zeros = __ballot_sync(0xffffffffu, state == 0);
+            // At most WS_CLAIM of them a round, counted from a lane that differs by block, so that the blocks that
+            // need a row at once share its rounding (one block taking a whole batch made the others wait for it).
+            const int from = (blockIdx.x * 7) & 31;
+            const unsigned rotated = (zeros >> from) | (from ? zeros << (32 - from) : 0u);
+            const int place = (lane - from) & 31;
+            const bool picked = (zeros >> lane & 1u) && __popc(rotated & ((1u << place) - 1u)) < WS_CLAIM;
+            const int won = picked && atomicCAS(flag_of(m0, t), 0, 1) == 0;
             const unsigned claimed = __ballot_sync(0xffffffffu, won);
-            if (lane == 0) *taken = (int)claimed;
+            const unsigned tried = __ballot_sync(0xffffffffu, picked);
+            if (lane == 0) {
+              taken[0] = (int)claimed;
+              taken[2] = (zeros & ~tried) != 0u;  // zero flags left untried: another round
+            }
           }
           asm volatile("bar.sync 2, 96;\n" ::: "memory");
-          unsigned claimed = (unsigned)*taken;
+          unsigned claimed = (unsigned)taken[0];
+          more = taken[2] != 0;
           asm volatile("bar.sync 2, 96;\n" ::: "memory");
           while (claimed) {
             const int t = t0 + __ffs(claimed) - 1;
@@ -807,6 +819,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
 #endif
             }
           }
+         }
         }
       }
       cluster_sync();
