@@ -491,6 +491,9 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #ifndef WS_CLAIM
 #define WS_CLAIM 32  // with WS_ONCE=2: the most half k-tiles a block claims from a batch of 32 in one round
 #endif
+#ifndef WS_BATCHREL
+#define WS_BATCHREL 0  // with WS_ONCE=2: one proxy fence and barrier a round of claims, then every claim released
+#endif
 #ifndef WS_PACE
 #define WS_PACE 0  // with WS_ONCE=2: the rounders start a unit's rows only once the copies reached the unit before
 #endif
@@ -792,6 +795,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
           unsigned claimed = (unsigned)taken[0];
           more = taken[2] != 0;
           asm volatile("bar.sync 2, 96;\n" ::: "memory");
+          [[maybe_unused]] const unsigned all_claimed = claimed;
           while (claimed) {
             const int t = t0 + __ffs(claimed) - 1;
             claimed &= claimed - 1;
@@ -809,6 +813,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
                 *reinterpret_cast<uint4*>(Ar + (size_t)(m0 + rank * (BM / 2) + c / 8) * K + t * BK + (c % 8) * 4) =
                     make_uint4(tf32(v[i].x), tf32(v[i].y), tf32(v[i].z), tf32(v[i].w));
             }
+#if !WS_BATCHREL
             asm volatile("fence.proxy.async.global;\n" ::: "memory");
             asm volatile("bar.sync 2, 96;\n" ::: "memory");
             if (rt == 0) {
@@ -818,7 +823,21 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
               asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(count_of(m0)), "r"(1) : "memory");
 #endif
             }
+#endif
           }
+#if WS_BATCHREL
+          // One fence, one barrier and the releases for all of the round's half k-tiles: their stores overlap.
+          if (all_claimed) {
+            asm volatile("fence.proxy.async.global;\n" ::: "memory");
+            asm volatile("bar.sync 2, 96;\n" ::: "memory");
+            if (rt < 32 && (all_claimed >> rt & 1u)) {
+              asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(flag_of(m0, t0 + rt)), "r"(2) : "memory");
+#if WS_COUNT
+              asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(count_of(m0)), "r"(1) : "memory");
+#endif
+            }
+          }
+#endif
          }
         }
       }
