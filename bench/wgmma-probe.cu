@@ -494,6 +494,9 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const TensorMap* map, 
 #ifndef WS_BATCHREL
 #define WS_BATCHREL 0  // with WS_ONCE=2: one proxy fence and barrier a round of claims, then every claim released
 #endif
+#ifndef WS_GROUP
+#define WS_GROUP 8  // the warp-specialized build's tile rows a group: units walk a group's rows, then the next pair
+#endif
 #ifndef WS_PACE
 #define WS_PACE 0  // with WS_ONCE=2: the rounders start a unit's rows only once the copies reached the unit before
 #endif
@@ -562,7 +565,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) WS_CLUSTER_DIMS
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid / 32) % 4, lane = tid % 32, g = lane / 4, t = lane % 4;
   // With clusters the pair (cluster) walks the tiles: rank r takes column tile 2·(pair's column) + r of the same rows.
   const int rank = WS_CLUSTER == 2 ? (int)cluster_rank() : 0;
-  const int tilesM = M / BM, tilesN = N / BN / WS_CLUSTER, group = 8;
+  const int tilesM = M / BM, tilesN = N / BN / WS_CLUSTER, group = WS_GROUP;
   const int units = tilesM * tilesN;  // tiles (pairs of tiles with clusters)
 #if WS_PERSIST
   const int first_unit = blockIdx.x / WS_CLUSTER, unit_step = gridDim.x / WS_CLUSTER;

@@ -37,7 +37,7 @@ LANG_BUILDS = {
 def settings(name):
     """The compile-time settings a cubin's name carries: probe_BM256_S4_W1_R0.cubin -> {BM: 256, ...}."""
     parts = os.path.splitext(os.path.basename(name))[0].split("_")[1:]
-    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "BT": "BTMA", "PS": "PERSIST", "RA": "RNDA", "PF": "PF", "SD": "SD", "SK": "SKIP", "FE": "FENCE", "ON": "ONCE", "LA": "LA", "CO": "COUNT", "PR": "PREROUND", "PA": "PACE", "CM": "CLAIM", "BR": "BATCHREL", "WSS": "WSS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
+    keys = {"BM": "BM", "BK": "BK", "SS": "SS", "WS": "WS", "CPA": "CPA", "NR": "NREG", "P": "PREG", "C": "CREG", "GMAP": "GMAP", "CL": "CLUSTER", "BT": "BTMA", "PS": "PERSIST", "RA": "RNDA", "PF": "PF", "SD": "SD", "SK": "SKIP", "FE": "FENCE", "ON": "ONCE", "LA": "LA", "CO": "COUNT", "PR": "PREROUND", "PA": "PACE", "CM": "CLAIM", "BR": "BATCHREL", "GR": "GROUP", "WSS": "WSS", "S": "STAGES", "W": "WAITN", "R": "ROUNDA"}
     out = {}
     for p in parts:
         for prefix, key in sorted(keys.items(), key=lambda kv: -len(kv[0])):

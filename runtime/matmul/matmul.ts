@@ -361,8 +361,8 @@ export const matmulRungs: readonly Rung[] = [
   ...matmul16Rungs,
   {
     // Clusters of two blocks sharing A's k-tiles by multicast, B by the tensor memory accelerator too, a
-    // persistent grid: medians of 97.5 % and 95.6 % of torch.mm TF32 at 4096³ and 8192³ on the H100 over 19 and
-    // 18 runs (bench/results/2026-11-27-tf32-cluster-h100-run19.json to -run37). Column tiles in pairs: N a
+    // persistent grid: medians of 97.6 % and 95.6 % of torch.mm TF32 at 4096³ and 8192³ on the H100 over 20 and
+    // 19 runs (bench/results/2026-11-27-tf32-cluster-h100-run19.json to -run38). Column tiles in pairs: N a
     // multiple of 256.
     name: "sgemm-wgmma-cluster",
     file: "examples/sgemm-wgmma-cluster.ts",
