@@ -17,6 +17,7 @@ import { KernelLibrary } from "../runtime/library.ts";
 import { loadKernelLibrary } from "../runtime/load-library.ts";
 import { kernelFits, type LaunchLimits } from "../runtime/launch-check.ts";
 import { belongsTo, chooseMatmul, matmulRungs, shapeFits, streamBlocksFor, streamKScratchLengths, type Constants } from "../runtime/matmul/matmul.ts";
+import { persistentGrid } from "../runtime/matmul/rung.ts";
 
 /** The shapes (m×n×k): large and square, a short k, odd mid-sized, and no dimension a multiple of 4. */
 export const torchShapes: readonly (readonly [number, number, number])[] = [
@@ -161,9 +162,7 @@ export function makePlan(
           const streamBlocks = streamBlocksFor(device, rung, c);
           // A persistent rung's grid is what matmulLaunch gives it: at most one block a multiprocessor, whole clusters.
           const grid = rung.grid(m, n, c, streamBlocks);
-          const cluster = rung.clusterBlocks ?? 1;
-          const blocks = Math.min(grid[0], h100Multiprocessors);
-          const entry = candidate(handle, dir, rung.name, rung.persistent ? [Math.max(cluster, blocks - (blocks % cluster)), 1] : grid, streamBlocks);
+          const entry = candidate(handle, dir, rung.name, rung.persistent ? persistentGrid(rung, grid[0], h100Multiprocessors) : grid, streamBlocks);
           if (seen.has(entry.function)) continue;
           seen.add(entry.function);
           candidates.push(entry);

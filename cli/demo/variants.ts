@@ -7,6 +7,7 @@
 import type { BackendName, KernelArg, Device, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
 import { createTensorMap } from "../../runtime/tensor-map.ts";
 import { targetsLeaveOut } from "../../runtime/launch-check.ts";
+import { persistentGrid } from "../../runtime/matmul/rung.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 
 export interface VariantBuffers {
@@ -227,8 +228,7 @@ export const tensorCoreVariants: readonly MatmulVariant[] = [
       const maps = [createTensorMap(device, A, { rows: n, cols: n, boxRows: 128, boxCols: 32 }), createTensorMap(device, B, { rows: n, cols: n, boxRows: 32, boxCols: 32 })];
       const tiles = (n / 128) * (n / 256);
       const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
-      const blocks = Math.min(tiles, multiprocessors);
-      return { grid: [Math.max(2, blocks - (blocks % 2))], args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
+      return { grid: persistentGrid({ clusterBlocks: 2 }, tiles, multiprocessors), args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
     },
     precision: "tf32",
   },
@@ -289,7 +289,7 @@ export const halfVariants: readonly MatmulVariant[] = (["bf16", "f16"] as const)
       ];
       const tiles = (n / 128) * (n / 256);
       const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
-      return { grid: [Math.min(tiles, multiprocessors)], args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
+      return { grid: persistentGrid({}, tiles, multiprocessors), args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
     },
   },
   {

@@ -11,6 +11,7 @@ import { compileKernelLibrary } from "../kernels.ts";
 import { compareToReference, referenceGemm } from "../reference.ts";
 import type { DeviceBuffer } from "../device.ts";
 import { chooseMatmul, matmul, matmulLaunch, type MatmulVariantName } from "./matmul.ts";
+import { persistentGrid } from "./rung.ts";
 
 const library = compileKernelLibrary(["sgemm.ts", "sgemm-blocktiling.ts", "sgemm-vectorized.ts", "sgemm-warptiling.ts", "sgemm-multistage.ts"].map((f) => path.join(packageRoot(), "examples", f)));
 const random = (length: number) => Float32Array.from({ length }, () => Math.random() * 2 - 1);
@@ -121,5 +122,16 @@ describe("matmul", () => {
       "sgemm-2d-blocktiling needs m, n, k to be multiples of 128, 128, 8; got 100, 100, 100",
     );
     await expect(matmul(device, library, buffer, buffer, buffer, { m: 128, n: 128, k: 8, tuning: false })).rejects.toThrow("matmul: C has 10000 elements, the shape needs 16384");
+  });
+});
+
+describe("persistentGrid", () => {
+  it("is min(tiles, multiprocessors), rounded down to whole clusters, at least one cluster", () => {
+    expect(persistentGrid({}, 512, 132)).toEqual([132, 1]);
+    expect(persistentGrid({}, 5, 132)).toEqual([5, 1]);
+    expect(persistentGrid({ clusterBlocks: 2 }, 512, 133)).toEqual([132, 1]);
+    expect(persistentGrid({ clusterBlocks: 2 }, 12, 132)).toEqual([12, 1]);
+    // A CPU device counts one multiprocessor: still one whole cluster.
+    expect(persistentGrid({ clusterBlocks: 2 }, 8, 1)).toEqual([2, 1]);
   });
 });

@@ -27,7 +27,7 @@ import { packageKernelLibrary } from "../package-kernels.ts";
 import { kernelFits } from "../launch-check.ts";
 import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
 import { defaultTuningStore, deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
-import type { Constants, Rung, RungSearch } from "./rung.ts";
+import { persistentGrid, type Constants, type Rung, type RungSearch } from "./rung.ts";
 import { matmul16Rungs, type MatmulDtype } from "./matmul16.ts";
 
 export type { Constants, Rung, RungSearch } from "./rung.ts";
@@ -608,7 +608,8 @@ export function constantsOf(handle: KernelHandle): Constants {
   return handle.description.specialization as Constants;
 }
 
-function blockThreads(handle: KernelHandle): number {
+/** The threads of a build's fixed block (0 without one). */
+export function blockThreads(handle: KernelHandle): number {
   const block = handle.description.block;
   return block ? block[0] * block[1] * block[2] : 0;
 }
@@ -658,12 +659,7 @@ export function matmulLaunch(
   const { rung, constants: c } = choice;
   const { m, n, k } = shape;
   const { args, release } = rungArguments(device, rung, [m, n, k, alpha, buffers.A, buffers.B, beta, buffers.C]);
-  // A persistent rung's blocks walk the tiles: no more of them than the GPU runs at once, whole clusters.
-  if (rung.persistent) {
-    const cluster = rung.clusterBlocks ?? 1;
-    const blocks = Math.min(rung.grid(m, n, c)[0], multiprocessorsOf(device));
-    return { grid: [Math.max(cluster, blocks - (blocks % cluster)), 1], args, release };
-  }
+  if (rung.persistent) return { grid: persistentGrid(rung, rung.grid(m, n, c)[0], multiprocessorsOf(device)), args, release };
   if (!rung.streamK) return { grid: rung.grid(m, n, c), args, release };
   const streamBlocks = streamBlocksFor(device, rung, c);
   const scratch = scratchFor(device, streamKScratchLengths(c, streamBlocks));

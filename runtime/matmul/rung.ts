@@ -92,3 +92,14 @@ export interface TensorMapBox {
   readonly boxRows: number;
   readonly boxCols: number;
 }
+
+/**
+ * A persistent rung's grid: its blocks walk the tiles (`tiles`, the rung's grid), so there are no more of them than
+ * the GPU runs at once (`multiprocessors`), in whole clusters (the rung's `clusterBlocks`), at least one cluster.
+ * matmul(), scaledMatmul(), the torch plan and the bench's variants (which import nothing heavier than this file).
+ */
+export function persistentGrid(rung: Pick<Rung, "clusterBlocks">, tiles: number, multiprocessors: number): [number, number] {
+  const cluster = rung.clusterBlocks ?? 1;
+  const blocks = Math.min(tiles, multiprocessors);
+  return [Math.max(cluster, blocks - (blocks % cluster)), 1];
+}

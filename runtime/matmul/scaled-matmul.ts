@@ -15,8 +15,8 @@ import { KernelLibrary } from "../library.ts";
 import { kernelFits } from "../launch-check.ts";
 import { packageKernelLibrary } from "../package-kernels.ts";
 import { createTensorMap } from "../tensor-map.ts";
-import { archAllows, constantsOf, multiprocessorsOf, shapeFits } from "./matmul.ts";
-import type { Constants, Rung, TensorMapBox } from "./rung.ts";
+import { archAllows, blockThreads, constantsOf, multiprocessorsOf, shapeFits } from "./matmul.ts";
+import { persistentGrid, type Constants, type Rung, type TensorMapBox } from "./rung.ts";
 
 export type ScaledMatmulVariantName = "fp8gemm-wgmma-ws" | "fp8gemm-tiled";
 
@@ -101,7 +101,7 @@ export function chooseScaledMatmul(device: Device, library: KernelLibrary, optio
     }
     const builds = library.kernels
       .filter((h) => h.description.name === rung.kernel && kernelFits(h.description, device.limits))
-      .sort((a, b) => threadsOf(b) - threadsOf(a));
+      .sort((a, b) => blockThreads(b) - blockThreads(a));
     const kernel = builds[0];
     if (!kernel) {
       if (variant === undefined) continue;
@@ -115,11 +115,6 @@ export function chooseScaledMatmul(device: Device, library: KernelLibrary, optio
     }
   }
   throw new Error(`tskernel: scaledMatmul: the library holds no fp8 GEMM kernel for this device and shape (compile ${scaledMatmulRungs.map((r) => r.file).join(" and ")})`);
-}
-
-function threadsOf(handle: KernelHandle): number {
-  const block = handle.description.block;
-  return block ? block[0] * block[1] * block[2] : 0;
 }
 
 /**
@@ -145,9 +140,7 @@ export function scaledMatmulLaunch(
     createTensorMap(device, Bt, { rows: n, cols: k, ...boxes.Bt }),
     createTensorMap(device, C, { rows: m, cols: n, ...boxes.C }),
   ];
-  // A persistent grid: no more blocks than the GPU runs at once, each walking tiles.
-  const blocks = Math.min(rung.grid(m, n, constants)[0], multiprocessorsOf(device));
-  return { grid: [blocks, 1], args: [...base, ...maps], release: () => maps.forEach((map) => device.free(map)) };
+  return { grid: persistentGrid(rung, rung.grid(m, n, constants)[0], multiprocessorsOf(device)), args: [...base, ...maps], release: () => maps.forEach((map) => device.free(map)) };
 }
 
 /** The checks of scaledMatmul's operands, before any choice: shape, element types, lengths and scales; gives alpha. */
