@@ -235,7 +235,7 @@ def main(argv=None):
             info[f] = {"settings": s, "grid": grid, "block": list(block), "dynamicSharedBytes": smem}
 
             def ours(i, fn=fn, grid=grid, block=block, smem=smem, packed=packed):
-                if len(packed[i]) > 2 and packed[i][2] is not None:
+                if packed[i][2] is not None:  # a build that rounds A once: its flags start at 0 each launch
                     packed[i][2].zero_()
                 driver.launch(fn, grid, block, smem, stream, packed[i][0])
 

@@ -5,7 +5,7 @@ of TFLOP/s for the reference and the chosen builds, each labelled with its perce
 its float64 check passed. Rows come from one or more reports as REPORT:ID=LABEL (the first report's reference row
 gives each shape's reference bar; a row from another report is shown with its own percentage).
 
-    python3 bench/tf32-chart.py out.svg --title T run20.json:lang_cluster.cubin="tskernel sgemm-wgmma-cluster" ...
+    python3 bench/gemm-chart.py out.svg --title T run20.json:lang_cluster.cubin="tskernel sgemm-wgmma-cluster" ...
 """
 
 import argparse
