@@ -39,6 +39,8 @@ export function barrierHelpers(bodies: readonly (readonly Stmt[])[]): string[] {
       if (stmt.kind === "setMaxRegisters") registers = true;
       if (stmt.kind === "tileCopy") barriers = true;
       if (stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") stores = true;
+      // syncWarpgroup() names its warpgroup's barrier.
+      if (stmt.kind === "barrier" && stmt.scope === "warpgroup") roles = true;
       for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (roles = true));
     });
   }
@@ -71,30 +73,50 @@ export function storesTiles(body: readonly Stmt[]): boolean {
  * through the async proxy what they wrote, as CUTLASS's fence_view_async_shared before a named barrier does.
  */
 export function storeFences(body: readonly Stmt[], needed: boolean): ReadonlySet<Stmt> {
-  const fenced = new Set<Stmt>();
-  if (!needed) return fenced;
+  if (!needed) return new Set();
   const tiles = storesTiles(body);
+  return publishPoints(
+    body,
+    (stmt) => (stmt.kind === "store" || stmt.kind === "vectorStore" || stmt.kind === "atomic" ? stmt.array : (stmt.kind === "asyncCopy" && tiles) || stmt.kind === "matrixStore" ? stmt.target : undefined),
+    (array, inHelper) => array.space === "shared" || (inHelper && array.space !== "private"),
+    (stmt) => stmt.kind === "barrier" || stmt.kind === "tileStore" || stmt.kind === "wgmma" || (stmt.kind === "barrierOp" && (stmt.op === "arrive" || stmt.op === "arriveCopies" || stmt.op === "arriveExpect")),
+  );
+}
+
+/**
+ * The statements at which a thread must publish its ordinary writes to the async proxy (storeFences above, and
+ * cuda-atomics.ts's global fences): each statement `point` accepts that a path from the kernel's start reaches
+ * with a write (`target` of a statement, or a helper call, that `counts`) after the last such point on it. A
+ * forward pass in program order with one flag, "written since the last fence": a branch joins its arms by or, a
+ * loop iterates its body to a fixed point over the back edge (continue joins it, break the exit), and nothing
+ * follows break, continue or return. Every point clears the flag (it is fenced there, or had nothing to fence).
+ */
+export function publishPoints(
+  body: readonly Stmt[],
+  target: (stmt: Stmt) => ArrayRef | undefined,
+  counts: (array: ArrayRef, inHelper: boolean) => boolean,
+  point: (stmt: Stmt) => boolean,
+): ReadonlySet<Stmt> {
+  const fenced = new Set<Stmt>();
   const writingHelpers = new Map<HelperFunction, boolean>();
   const helperWrites = (helper: HelperFunction): boolean => {
     let known = writingHelpers.get(helper);
     if (known === undefined) {
       writingHelpers.set(helper, false);
-      known = writesShared(helper.body, true);
+      known = writesAny(helper.body, true);
       writingHelpers.set(helper, known);
     }
     return known;
   };
-  // Whether a statement writes shared memory itself (any array but a private one inside a helper, whose
-  // array parameters may be shared), or through a helper it calls.
+  // Whether a statement writes a counted array itself, or through a helper it calls.
   const writesItself = (stmt: Stmt, inHelper: boolean): boolean => {
-    const shared = (array: ArrayRef) => array.space === "shared" || (inHelper && array.space !== "private");
-    const target = stmt.kind === "store" || stmt.kind === "vectorStore" || stmt.kind === "atomic" ? stmt.array : (stmt.kind === "asyncCopy" && tiles) || stmt.kind === "matrixStore" ? stmt.target : undefined;
-    if (target && shared(target)) return true;
+    const written = target(stmt);
+    if (written && counts(written, inHelper)) return true;
     let calls = false;
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "call" && helperWrites(e.callee) && (calls = true));
     return calls;
   };
-  const writesShared = (stmts: readonly Stmt[], inHelper: boolean): boolean => {
+  const writesAny = (stmts: readonly Stmt[], inHelper: boolean): boolean => {
     let found = false;
     walkStmts(stmts, (stmt) => writesItself(stmt, inHelper) && (found = true));
     return found;
@@ -107,6 +129,12 @@ export function storeFences(body: readonly Stmt[], needed: boolean): ReadonlySet
   }
   const pass = (stmts: readonly Stmt[], dirty: boolean, exits: Exits): boolean => {
     for (const stmt of stmts) {
+      if (point(stmt)) {
+        // A point that also writes (a release read-modify-write of a counted array) publishes what came before.
+        if (dirty) fenced.add(stmt);
+        dirty = writesItself(stmt, false);
+        continue;
+      }
       switch (stmt.kind) {
         case "if": {
           dirty = writesItself(stmt, false) || dirty;
@@ -145,18 +173,6 @@ export function storeFences(body: readonly Stmt[], needed: boolean): ReadonlySet
           break;
         case "return":
           dirty = false;
-          break;
-        case "barrier":
-        case "tileStore":
-        case "wgmma":
-          if (dirty) fenced.add(stmt);
-          dirty = false;
-          break;
-        case "barrierOp":
-          if (stmt.op === "arrive" || stmt.op === "arriveCopies" || stmt.op === "arriveExpect") {
-            if (dirty) fenced.add(stmt);
-            dirty = false;
-          }
           break;
         default:
           dirty = writesItself(stmt, false) || dirty;

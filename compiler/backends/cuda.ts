@@ -34,6 +34,7 @@ import type { KernelUnit } from "./unit.ts";
 import { printCStatements } from "./c-statements.ts";
 import { cudaLdmatrix, cudaMma, cudaWarpgroup, matrixHelpers, usesWgmma, wgmmaFences, wgmmaSettled, type WarpgroupFragment } from "./cuda-matrix.ts";
 import { isWarpgroupShape } from "../ir/matrix.ts";
+import { globalPublishPoints, orderedAtomic, orderedAtomicHelpers, publishesToTileCopies, usesOrderedAtomics } from "./cuda-atomics.ts";
 import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaTileStore, storeFences, storesTiles, type ProxyFences } from "./cuda-barriers.ts";
 
 export type CudaKernelUnit = KernelUnit;
@@ -121,6 +122,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   for (const line of subgroupHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of matrixHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
   for (const line of barrierHelpers(input.kernels.map((unit) => unit.kernel.body))) out.raw(line);
+  if (input.kernels.some((unit) => usesOrderedAtomics(unit.kernel.body) || publishesToTileCopies(unit.kernel.body))) for (const line of orderedAtomicHelpers) out.raw(line);
   // Vectors and structs (cuda-vectors.ts): every type and operation the module uses is known before printing,
   // so that their declarations and helpers come first.
   const vectors = new CudaVectors(moduleNames, () => new Namer(cudaSpelling.reserved));
@@ -282,7 +284,7 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     const stores = storesTiles(kernel.body);
     const proxy: ProxyFences = { afterWait: wgmmaWrites.copies, beforeArrive: storeFences(kernel.body, stores || wgmmaWrites.stores), publish: stores ? "tsk_fence_proxy_async_store" : "tsk_fence_proxy_async" };
     const settled = new Map([...wgmmaSettled(kernel.body)].map(([stmt, arrays]) => [stmt, new Set([...arrays].map((array) => names.lookup(array)))]));
-    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), settled, vectors });
+    printStmts(kernel.body, { out, names, printer, lineDirective, warpgroupFragments, proxy, publishGlobal: globalPublishPoints(kernel.body), threads: unit.block ? unit.block[0] * unit.block[1] * unit.block[2] : undefined, fences: wgmmaFences(kernel.body), settled, vectors });
     out.dedent();
     out.line("}");
   }
@@ -379,6 +381,11 @@ interface StmtContext {
   readonly vectors: CudaVectors;
   /** Where the kernel's barriers publish shared memory to the async proxy (cuda-barriers.ts). */
   readonly proxy: ProxyFences;
+  /**
+   * The kernel copies tiles from a global buffer it writes: the barriers and releases before which it publishes
+   * global memory to the async proxy, and its acquires and waits after which it does (cuda-atomics.ts).
+   */
+  readonly publishGlobal?: ReadonlySet<Stmt>;
 }
 
 /**
@@ -608,6 +615,12 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     return;
   }
   const address = elementAddress(stmt.array, stmt.indices, context);
+  if (stmt.order) {
+    const value = stmt.value ? printer.print(stmt.value) : undefined;
+    const call = () => declare(stmt.result, `${cudaAtomics[stmt.op as keyof typeof cudaAtomics]}(${address}, ${[...(stmt.expected ? [printer.print(stmt.expected)] : []), value!].join(", ")})`);
+    for (const line of orderedAtomic(stmt, address, value, context.publishGlobal, (text) => declare(stmt.result, text), call)) out.line(line);
+    return;
+  }
   // Loads and stores through a volatile pointer: ld/st.volatile, which PTX treats as relaxed at system scope
   // (never cached in L1, merged or hoisted out of a loop), and which a `__threadfence()` orders.
   const volatileElement = `*(volatile ${elementTypes[stmt.array.elementType as ElementScalar]}*)(${address})`;
@@ -619,6 +632,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     out.line(`${volatileElement} = ${printer.print(stmt.value!)};`);
     return;
   }
+  if (stmt.op === "wait") throw new Error("internal: waitFlag() always acquires");
   const operands = [...(stmt.expected ? [stmt.expected] : []), stmt.value!].map((value) => printer.print(value));
   out.line(declare(stmt.result, `${cudaAtomics[stmt.op]}(${address}, ${operands.join(", ")})`));
 }
@@ -778,8 +792,11 @@ function printStmts(stmts: readonly Stmt[], context: StmtContext): void {
     },
     // The tensor cores read wgmma's shared operand through the async proxy: publish ordinary writes to it first.
     barrier: (stmt) => {
-      const fences = context.proxy.beforeArrive.has(stmt) ? `${context.proxy.publish}(); ` : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
+      const shared = context.proxy.beforeArrive.has(stmt) ? `${context.proxy.publish}(); ` : context.proxy.afterWait ? "tsk_fence_proxy_async(); " : "";
+      const fences = `${context.publishGlobal?.has(stmt) ? "tsk_fence_proxy_async_global(); " : ""}${shared}`;
       if (stmt.scope === "cluster") return `${fences}tsk_cluster_sync();`;
+      // Named barrier 1 + w for warpgroup w's 128 threads (0 is __syncthreads').
+      if (stmt.scope === "warpgroup") return `${fences}asm volatile("bar.sync %0, 128;" :: "r"(1 + tsk_warpgroup_idx()) : "memory");`;
       return stmt.check ? checkedBarrier(stmt, fences, context.names) : `${fences}__syncthreads();`;
     },
     // membar.gl (fence.sc.gpu): stronger than the message passing threadFence() promises; on the H100 the

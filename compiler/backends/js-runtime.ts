@@ -561,11 +561,15 @@ function clusterPeer(blocks, rank) {
   if (!(rank >= 0 && rank < blocks.length)) throw new Error("tskernel: arriveBarrier()'s block " + rank + " is outside the cluster of " + blocks.length);
   return blocks[rank];
 }
+// What a waitFlag on a shared buffer sleeps on between looks (nothing ever wakes it: it times out); where
+// SharedArrayBuffer is missing no buffer is shared, and where Atomics.wait may not block (a browser's main
+// thread) the pause spins.
+const flagPause = typeof SharedArrayBuffer === "undefined" ? undefined : new Int32Array(new SharedArrayBuffer(4));
 // Runs a block's warpgroups (generators that yield 0 at syncThreads(), 1 at syncCluster() and a location at a
 // wait) to the end; with blockOf (the block of each warpgroup), a cluster's blocks' warpgroups together.
 function runWarpgroups(groups, chk, kernel, blockOf) {
   const n = groups.length, state = new Int8Array(n).fill(1), at = new Array(n);
-  let live = n;
+  let live = n, stuckSince = 0;
   while (live > 0) {
     const clock = mbarrierClock[0];
     let moved = false;
@@ -579,6 +583,7 @@ function runWarpgroups(groups, chk, kernel, blockOf) {
     }
     // syncThreads() (2) waits for the running warpgroups of the same block (all of them without clusters),
     // syncCluster() (3) for every running warpgroup.
+    if (moved) stuckSince = 0;
     let released = false;
     const blocks = blockOf === undefined ? 1 : blockOf[n - 1] + 1;
     for (let b = 0; b < blocks; b++) {
@@ -600,6 +605,18 @@ function runWarpgroups(groups, chk, kernel, blockOf) {
       continue;
     }
     if (!moved && clock === mbarrierClock[0]) {
+      // A waitFlag on a buffer that worker threads share (a location in an array) may be set by a block another
+      // thread runs: wait a millisecond at a time, for up to 10 s, before calling it a deadlock.
+      let shared = false;
+      for (let k = 0; k < n; k++) if (state[k] === 1 && Array.isArray(at[k])) shared = true;
+      if (shared) {
+        const now = Date.now();
+        if (stuckSince === 0) stuckSince = now;
+        if (now - stuckSince < 10000) {
+          try { Atomics.wait(flagPause, 0, 0, 1); } catch { const until = Date.now() + 1; while (Date.now() < until); }
+          continue;
+        }
+      }
       const waits = [];
       // In a cluster the blocks have the same number of warpgroups: name each by its block and its index there.
       const per = blockOf === undefined ? n : n / (blockOf[n - 1] + 1);

@@ -396,6 +396,8 @@ export class ThreadStmtPrinter {
    */
   private atomic(stmt: AtomicStmt): void {
     const { out, printer } = this;
+    // A wait yields to the other warpgroups, so it stands at warpgroup level (js.ts), never in a thread region.
+    if (stmt.op === "wait") throw new Error("internal: a waitFlag inside a thread region");
     const type = stmt.array.elementType;
     const value = stmt.value ? bare(printer.print(stmt.value)) : "";
     const readsOld = stmt.result !== undefined || (stmt.op !== "exchange" && stmt.op !== "store");

@@ -21,7 +21,7 @@
  * `Math.imul` for i32, `>>> 0` for u32, truncating integer division, saturating float→int conversion.
  */
 
-import { declaredVariables, isFragmentOperand, type ArrayRef, type BarrierOpStmt, type CollectiveStmt, type Expr, type FragmentRef, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { declaredVariables, isFragmentOperand, type ArrayRef, type AtomicStmt, type BarrierOpStmt, type CollectiveStmt, type Expr, type FragmentRef, type HelperFunction, type MmaStmt, type WarpgroupShape, type WgmmaStmt, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { warpgroupColumns, warpgroupDepth } from "../ir/matrix.ts";
 import { isFloat8, isHalfFloat, targetScalars, type ElementScalar, type ElementType, type Float8Type, type ScalarType } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
@@ -78,7 +78,7 @@ const reserved: ReadonlySet<string> = new Set([
   "wgmma16Slot", "wgmma16Bits", "wgmma16Scales", "wgmma16Decode", "wgmma16Swizzle", "wgmmaA16", "wgmmaB16", "wgmmaM64k16",
   "wgmma16LoadB", "wgmma16Accumulate", "wgmmaM64k16r", "wgmma8Swizzle", "wgmmaA8", "wgmmaB8", "wgmmaM64k32",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
-  "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups",
+  "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups", "flagPause",
   "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore",
   "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
   "clusterBlocks", "clusterRankValue", "clusterPeers", "clusterPeer", "clusterPeerBlock",
@@ -166,8 +166,8 @@ export function emitJs(input: JsModuleInput): JsOutput {
 // ---------------------------------------------------------------------------------------------------------
 // Kernels: cutting the body into regions
 
-/** The statements that cut a region and are not barriers: collectives, matrix multiplies and mbarrier waits. */
-type CutStmt = CollectiveStmt | MmaStmt | WgmmaStmt | BarrierOpStmt;
+/** The statements that cut a region and are not barriers: collectives, matrix multiplies, mbarrier waits and waitFlag. */
+type CutStmt = CollectiveStmt | MmaStmt | WgmmaStmt | BarrierOpStmt | AtomicStmt;
 
 /** The first barrier and the first collective at any depth of `stmts`: the statements the body is cut at. */
 function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CutStmt } {
@@ -176,7 +176,7 @@ function cutsIn(stmts: readonly Stmt[]): { barrier?: Stmt; collective?: CutStmt 
     if (stmt.kind === "barrier") found.barrier ??= stmt;
     // An mma (wgmma) reads the other lanes' fragments: a cut like a subgroup operation. A waitBarrier is
     // where the warpgroup's generator yields.
-    if (stmt.kind === "collective" || stmt.kind === "mma" || stmt.kind === "wgmma" || (stmt.kind === "barrierOp" && stmt.op === "wait")) found.collective ??= stmt;
+    if (stmt.kind === "collective" || stmt.kind === "mma" || stmt.kind === "wgmma" || (stmt.kind === "barrierOp" && stmt.op === "wait") || (stmt.kind === "atomic" && stmt.op === "wait")) found.collective ??= stmt;
   });
   return found;
 }
@@ -741,13 +741,19 @@ class KernelPrinter {
       const ids = "const tx = t % nx, ty = ((t / nx) | 0) % ny, tz = (t / (nx * ny)) | 0;";
       // With a subgroup operation inside, lanes of one subgroup that disagree are named as such.
       const { barrier, collective } = cutsIn([stmt]);
-      const operation = collective?.kind === "barrierOp" ? "waitBarrier" : collective?.kind === "mma" || collective?.kind === "wgmma" ? collective.kind : collective?.op;
+      const operation = collective?.kind === "barrierOp" ? "waitBarrier" : collective?.kind === "atomic" ? "waitFlag" : collective?.kind === "mma" || collective?.kind === "wgmma" ? collective.kind : collective?.op;
       const inside = collective ? `, { barrier: ${barrier !== undefined}, operation: "${operation}()", at: ${JSON.stringify(this.location(collective.span))} }` : "";
       const range = this.roles ? `warpgroupEnd, ${done}, ${JSON.stringify(this.location(expr.span))}, ${inside ? inside.slice(2) : "undefined"}, warpgroupFirst` : `threads, ${done}, ${JSON.stringify(this.location(expr.span))}${inside}`;
       return `chk.uniform((t) => { ${ids} return ${text}; }, ${range})`;
     };
     switch (stmt.kind) {
       case "barrier":
+        // syncWarpgroup(): the warpgroup's threads already finish each region together; checked mode starts a new
+        // barrier interval for all (which can hide a race between warpgroups, never invent one).
+        if (stmt.scope === "warpgroup") {
+          if (this.location) out.line("chk.sync();");
+          return;
+        }
         // With roles, the warpgroup's generator stops here until every warpgroup has (runWarpgroups syncs the checker).
         if (this.roles) out.line(stmt.scope === "cluster" ? "yield 1;" : "yield 0;");
         // The end of the region before it is the barrier: every thread has finished it.
@@ -758,6 +764,17 @@ class KernelPrinter {
         const where = this.location ? this.location(stmt.span) : `waitBarrier(${this.arrays.get(stmt.barriers)!.name}, …)`;
         const test = barrierCall(stmt, this.blockPrinter, this.location ? "t" : "warpgroupFirst");
         out.line(this.location ? `{ const t = warpgroupFirst; while (!${test}) yield ${JSON.stringify(where)}; }` : `while (!${test}) yield ${JSON.stringify(where)};`);
+        return;
+      }
+      case "atomic": {
+        // waitFlag (the only atomic at warpgroup level): yields until the flag holds the value. Where worker threads
+        // share the buffer another thread may still set it, which the runtime waits for (runWarpgroups).
+        const where = this.location ? this.location(stmt.span) : `waitFlag(${stmt.array.name}, …)`;
+        const { name } = this.blockPrinter.hooksArray(stmt.array);
+        const index = this.location ? this.blockPrinter.checkedAtomic(stmt.array, stmt.indices, stmt.span, true) : bare(this.blockPrinter.flatIndex(stmt.array, stmt.indices));
+        const test = `atomics.load(${name}, ${index}) === ${bare(this.blockPrinter.print(stmt.value!))}`;
+        const wait = `while (!(${test})) yield atomicShared(${name}) ? [${JSON.stringify(where)}] : ${JSON.stringify(where)};`;
+        out.line(this.location ? `{ const t = warpgroupFirst; ${wait} }` : wait);
         return;
       }
       case "collective":

@@ -329,13 +329,13 @@ export const cudaStaticSharedLimit = 48 * 1024;
  * CUDA's atomic functions: each takes the element's address, then (for compareExchange) the expected value, then the
  * value. Atomic loads and stores are volatile accesses (cuda.ts).
  */
-export const cudaAtomics: Readonly<Record<Exclude<AtomicOp, "load" | "store">, string>> = {
+export const cudaAtomics: Readonly<Record<Exclude<AtomicOp, "load" | "store" | "wait">, string>> = {
   add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
   exchange: "atomicExch", compareExchange: "atomicCAS",
 };
 
 /** WGSL's atomic functions; compareExchange is a loop over `atomicCompareExchangeWeak` (wgsl-atomics.ts). */
-export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange">, string>> = {
+export const wgslAtomics: Readonly<Record<Exclude<AtomicOp, "compareExchange" | "wait">, string>> = {
   add: "atomicAdd", sub: "atomicSub", min: "atomicMin", max: "atomicMax", and: "atomicAnd", or: "atomicOr", xor: "atomicXor",
   exchange: "atomicExchange", load: "atomicLoad", store: "atomicStore",
 };

@@ -759,6 +759,7 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     out.line(stmt.result ? declare(stmt.result, bitsTo(type, `atomicLoad(&${element})`)) : `_ = atomicLoad(&${element});`);
     return;
   }
+  if (stmt.op === "wait") throw new Error("internal: waitFlag() reached WGSL; the validator rejects it there (TSK3085)");
   const value = printer.print(stmt.value!);
   if (stmt.op === "store") {
     out.line(`atomicStore(&${element}, ${toBits(type, value)});`);

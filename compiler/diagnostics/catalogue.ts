@@ -145,8 +145,8 @@ export const catalogue = {
   TSK3062: { severity: "error", template: "wgmma() reads B up to element {0} of '{1}', which has {2} elements" },
   TSK3063: { severity: "error", template: "the offset of wgmma()'s shared operand must be the same for every thread of the block" },
   TSK3085: { severity: "error", template: "{0} has no mbarriers or warpgroup roles, and kernel '{1}' uses {2}" },
-  TSK3086: { severity: "error", template: "waitBarrier() is reached in control flow that differs within a warpgroup: the 128 threads of a warpgroup wait together" },
-  TSK3087: { severity: "error", template: "the {0} of waitBarrier() must be the same for every thread of the warpgroup" },
+  TSK3086: { severity: "error", template: "{0} is reached in control flow that differs within a warpgroup: the 128 threads of a warpgroup wait together" },
+  TSK3087: { severity: "error", template: "the {0} of {1} must be the same for every thread of the warpgroup" },
   TSK3088: { severity: "error", template: "kernel '{0}' uses {2}, so its block must be a whole number of warpgroups of 128 threads; it has {1}" },
   TSK3089: { severity: "error", template: "barrier {0} is outside '{1}', which holds {2} barrier(s)" },
   TSK3090: { severity: "error", template: "setMaxRegisters() is reached in control flow that differs within a warpgroup" },
@@ -165,6 +165,7 @@ export const catalogue = {
   TSK3033: { severity: "error", template: "kernel '{0}' needs {1} bindings for its parameters; {2} allows at most {3}" },
   TSK3034: { severity: "error", template: "kernel '{0}' has {1} bytes of parameters; {2} allows at most {3}" },
   TSK3050: { severity: "error", template: "threadFence() has no equivalent on {0}: it has no device-scope memory fence" },
+  TSK3051: { severity: "error", template: "{0}'s atomics are relaxed only, and kernel '{1}' asks {2} for \"{3}\" order" },
   TSK3075: { severity: "error", template: "index {0} into '{1}' is negative, out of bounds of any buffer" },
   // Checked builds (passes/checks.ts).
   TSK3166: { severity: "error", template: "the warpgroups of kernel '{0}' ask setMaxRegisters() for {1} registers, but its block has {2}: a warpgroup that takes more than its share waits for registers the others give back, so on the GPU this block would wait forever" },

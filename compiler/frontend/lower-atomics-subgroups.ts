@@ -10,7 +10,7 @@
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
 import { isComposite } from "../ir/vectors.ts";
-import { isNumeric, valueTypeOf, type ElementScalar, type AtomicOp, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { isNumeric, valueTypeOf, type ElementScalar, type AtomicOp, type AtomicOrder, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 
 export const atomicFunctions: Readonly<Record<string, AtomicOp>> = {
@@ -25,7 +25,11 @@ export const atomicFunctions: Readonly<Record<string, AtomicOp>> = {
   atomicCompareExchange: "compareExchange",
   atomicLoad: "load",
   atomicStore: "store",
+  waitFlag: "wait",
 };
+
+/** The memory orders each kind of atomic takes as its optional last argument (docs/language.md, "Atomics"). */
+const ordersOf = (op: AtomicOp): readonly AtomicOrder[] => (op === "load" ? ["acquire"] : op === "store" ? ["release"] : op === "wait" ? [] : ["acquire", "release", "acqRel"]);
 
 /** Atomics that f32 arrays take (WGSL has no float atomics: these go through the bits of an atomic<u32>). */
 const floatAtomics: ReadonlySet<AtomicOp> = new Set(["add", "exchange", "load", "store"]);
@@ -40,6 +44,7 @@ const subgroupValueTypes: ReadonlySet<ScalarType> = new Set(["f32", "i32", "u32"
 const atomicArguments: Readonly<Partial<Record<AtomicOp, readonly [number, string]>>> = {
   compareExchange: [4, "4 arguments (an array, an index, the expected value and the new value)"],
   load: [2, "2 arguments (an array and an index)"],
+  wait: [3, "3 arguments (an array, an index and the value to wait for)"],
 };
 
 /** How each subgroup function is typed: its value argument, an optional lane argument, and the result. */
@@ -108,7 +113,7 @@ export function adoptHoisted(context: FunctionContext, value: Expr, variable: Va
 export function lowerSpecialCall(context: FunctionContext, name: string, call: CallExpression, hint: ScalarType | undefined): Expr | undefined {
   const span = spanOf(call);
   if (Object.hasOwn(atomicFunctions, name)) {
-    if (atomicFunctions[name] === "store") return fail("TSK1011", span, [`${name}()`]);
+    if (atomicFunctions[name] === "store" || atomicFunctions[name] === "wait") return fail("TSK1011", span, [`${name}()`]);
     const atomic = lowerAtomic(context, name, call);
     return hoist(context, `${name}()`, valueTypeOf(atomic.array.elementType as ElementScalar), "old", span, (result) => ({ ...atomic, result }));
   }
@@ -130,9 +135,13 @@ function lowerAtomic(context: FunctionContext, name: string, call: CallExpressio
   const span = spanOf(call);
   const op = atomicFunctions[name]!;
   if (context.kind === "helper") return fail("TSK1031", span, [`${name}()`, context.name], { notes: ["helper functions cannot reach arrays; do the atomic in the kernel"] });
-  const args = call.getArguments() as Expression[];
+  const allArgs = call.getArguments() as Expression[];
   const [count, expects] = atomicArguments[op] ?? [3, "3 arguments (an array, an index and a value)"];
-  if (args.length !== count) return fail("TSK2008", span, [`${name}()`, expects, `${args.length}`]);
+  const orders = ordersOf(op);
+  const ordered = orders.length > 0 && allArgs.length === count + 1;
+  if (allArgs.length !== count && !ordered) return fail("TSK2008", span, [`${name}()`, orders.length > 0 ? `${expects}, and optionally a memory order` : expects, `${allArgs.length}`]);
+  const args = allArgs.slice(0, count);
+  const order = ordered ? memoryOrder(name, allArgs[count]!, orders) : op === "wait" ? "acquire" : undefined;
   const arrayNode = args[0]!;
   const { array, indices } = context.module.lower.indexedArray(
     context,
@@ -156,9 +165,23 @@ function lowerAtomic(context: FunctionContext, name: string, call: CallExpressio
   const operand = (node: Expression, index: number) =>
     context.module.lower.expected(context, node, valueTypeOf(array.elementType as ElementScalar), (found) => fail("TSK2008", spanOf(node), [`argument ${index + 1} of ${name}()`, `${array.elementType} like the elements of '${array.name}'`, found.type]));
   const expected = op === "compareExchange" ? operand(args[2]!, 2) : undefined;
-  if (op === "load") return { kind: "atomic", op, array, indices, span };
+  const ordering = order ? { order } : {};
+  if (op === "wait" && array.space !== "global") {
+    return fail("TSK2008", spanOf(arrayNode), [`${name}()`, "a writable global buffer (Int32Array or Uint32Array)", `the shared array '${array.name}'`], { notes: ["a warpgroup waits for another's shared memory with mbarriers (waitBarrier)"] });
+  }
+  if (op === "load") return { kind: "atomic", op, array, indices, span, ...ordering };
   const value = operand(args[count - 1]!, count - 1);
-  return { kind: "atomic", op, array, indices, value, ...(expected ? { expected } : {}), span };
+  return { kind: "atomic", op, array, indices, value, ...(expected ? { expected } : {}), span, ...ordering };
+}
+
+/** The optional memory-order argument of an atomic: a string literal among `allowed` ("relaxed" always). */
+function memoryOrder(name: string, node: Expression, allowed: readonly AtomicOrder[]): AtomicOrder | undefined {
+  const accepted = ["relaxed", ...allowed].map((order) => `"${order}"`).join(", ");
+  if (!Node.isStringLiteral(node) && !Node.isNoSubstitutionTemplateLiteral(node)) return fail("TSK2008", spanOf(node), [`the memory order of ${name}()`, `a string literal: ${accepted}`, `'${node.getText()}'`]);
+  const text = node.getLiteralText();
+  if (text === "relaxed") return undefined;
+  if (!(allowed as readonly string[]).includes(text)) return fail("TSK2008", spanOf(node), [`the memory order of ${name}()`, accepted, `"${text}"`]);
+  return text as AtomicOrder;
 }
 
 function lowerSubgroupArgs(context: FunctionContext, name: CollectiveOp, call: CallExpression, hint: ScalarType | undefined): { args: Expr[]; type: ScalarType } {

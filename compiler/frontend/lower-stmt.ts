@@ -382,6 +382,11 @@ function lowerExpressionStatement(context: FunctionContext, expression: Expressi
         if (expression.getArguments().length !== 0) return fail("TSK2008", span, ["syncCluster()", "no arguments", `${expression.getArguments().length}`]);
         return [{ kind: "barrier", scope: "cluster", span }];
       }
+      if (origin.kind === "tskernel" && origin.name === "syncWarpgroup") {
+        if (context.kind === "helper") return fail("TSK1031", span, ["syncWarpgroup()", context.name]);
+        if (expression.getArguments().length !== 0) return fail("TSK2008", span, ["syncWarpgroup()", "no arguments", `${expression.getArguments().length}`]);
+        return [{ kind: "barrier", scope: "warpgroup", span }];
+      }
       if (origin.kind === "tskernel" && origin.name === "threadFence") {
         if (context.kind === "helper") return fail("TSK1031", span, ["threadFence()", context.name], { notes: ["helper functions cannot reach arrays, so there is nothing for a fence to order there: fence in the kernel"] });
         if (expression.getArguments().length !== 0) return fail("TSK2008", span, ["threadFence()", "no arguments", `${expression.getArguments().length}`]);

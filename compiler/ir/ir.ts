@@ -439,9 +439,10 @@ export interface BarrierStmt extends StmtBase {
   readonly kind: "barrier";
   /**
    * "cluster" for `syncCluster()`: every thread of every block of the kernel's cluster waits here (CUDA
-   * `barrier.cluster` arrive.release/wait.acquire); otherwise the block's `syncThreads()`.
+   * `barrier.cluster` arrive.release/wait.acquire); "warpgroup" for `syncWarpgroup()`: the 128 threads of the
+   * thread's warpgroup (a named barrier a warpgroup); otherwise the block's `syncThreads()`.
    */
-  readonly scope?: "cluster";
+  readonly scope?: "cluster" | "warpgroup";
   /**
    * Checked builds on targets that can count the threads a barrier meets (CUDA's `__syncthreads_count`): the
    * site that records a barrier that not every thread of the block reached (passes/checks.ts).
@@ -742,7 +743,13 @@ export type MatrixStmt = MatrixLoadStmt | MatrixStoreStmt | MmaStmt | WgmmaStmt 
  * `expected`), and `load` and `store`, a read or a write of the whole element that no thread sees half done
  * and that the target may not cache, merge or move out of a loop (a flag polled in a spin loop).
  */
-export type AtomicOp = "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "exchange" | "compareExchange" | "load" | "store";
+export type AtomicOp = "add" | "sub" | "min" | "max" | "and" | "or" | "xor" | "exchange" | "compareExchange" | "load" | "store" | "wait";
+
+/**
+ * An atomic's memory order beyond relaxed (lang/index.ts's MemoryOrder), at the scope of the whole GPU: loads
+ * and waits acquire, stores release, read-modify-writes any of the three.
+ */
+export type AtomicOrder = "acquire" | "release" | "acqRel";
 
 /**
  * `atomicAdd(array, index, value)` and its siblings: one indivisible read-modify-write of one element of a
@@ -755,11 +762,13 @@ export interface AtomicStmt extends StmtBase {
   readonly op: AtomicOp;
   readonly array: ArrayRef;
   readonly indices: readonly Expr[];
-  /** Absent for `load` only. */
+  /** Absent for `load` only; for `wait` (`waitFlag`), the value waited for. */
   readonly value?: Expr;
   /** `compareExchange` only: the value the element must hold for `value` to be stored. */
   readonly expected?: Expr;
   readonly result?: Variable;
+  /** Absent: relaxed. A `wait` always acquires (and carries "acquire" here). */
+  readonly order?: AtomicOrder;
 }
 
 /**

@@ -210,6 +210,15 @@ export function syncThreads(): void {
 }
 
 /**
+ * A barrier for the 128 threads of this thread's warpgroup (four warps), which must all reach it and nothing
+ * else: the warpgroups of a block with roles (`warpgroupIdx`) synchronize their own threads without the others.
+ * Allowed only in control flow that is the same across the warpgroup. CUDA (a named barrier) and the CPU backend.
+ */
+export function syncWarpgroup(): void {
+  outsideKernel("syncWarpgroup()");
+}
+
+/**
  * A device-scope memory fence (CUDA `__threadfence()`): every thread of the grid that observes, through an
  * atomic, an access this thread made after the fence also sees the accesses it made before it. Waits for no
  * other thread, so any control flow may reach it. CUDA and the CPU backend; WebGPU has no such fence.
@@ -465,69 +474,96 @@ export function waitAsync(pending: number): void {
 type AtomicArray = Int32Array | Uint32Array;
 
 /**
+ * How an atomic orders this thread's other memory accesses, at the scope of the whole GPU (C++'s memory orders,
+ * docs/language.md "Atomics"): "relaxed" (the default) not at all; "acquire" (loads and read-modify-writes):
+ * accesses after it happen after it; "release" (stores and read-modify-writes): accesses before it happen
+ * before it; "acqRel": both. A thread that acquires the value another released sees everything the other wrote
+ * before the release. CUDA and the CPU backend; WebGPU's atomics are relaxed only.
+ */
+export type MemoryOrder = "relaxed" | "acquire" | "release" | "acqRel";
+
+/**
  * Adds `value` to `array[index]` as one indivisible step and returns the old value: threads may update one
  * element at once. i32, u32 and f32 elements (f32 is a compare-exchange loop on WebGPU).
  */
-export function atomicAdd(array: AtomicArray | Float32Array, index: i32, value: number): number {
-  void [array, index, value];
+export function atomicAdd(array: AtomicArray | Float32Array, index: i32, value: number, order?: MemoryOrder): number {
+  void [array, index, value, order];
   return outsideKernel("atomicAdd()");
 }
 /** Subtracts `value` from `array[index]` atomically; returns the old value. i32 and u32 elements. */
-export function atomicSub(array: AtomicArray, index: i32, value: number): number {
-  void [array, index, value];
+export function atomicSub(array: AtomicArray, index: i32, value: number, order?: MemoryOrder): number {
+  void [array, index, value, order];
   return outsideKernel("atomicSub()");
 }
 /** Stores the smaller of `array[index]` and `value` atomically; returns the old value. i32 and u32 elements. */
-export function atomicMin(array: AtomicArray, index: i32, value: number): number {
-  void [array, index, value];
+export function atomicMin(array: AtomicArray, index: i32, value: number, order?: MemoryOrder): number {
+  void [array, index, value, order];
   return outsideKernel("atomicMin()");
 }
 /** Stores the larger of `array[index]` and `value` atomically; returns the old value. i32 and u32 elements. */
-export function atomicMax(array: AtomicArray, index: i32, value: number): number {
-  void [array, index, value];
+export function atomicMax(array: AtomicArray, index: i32, value: number, order?: MemoryOrder): number {
+  void [array, index, value, order];
   return outsideKernel("atomicMax()");
 }
 /** `array[index] &= value` atomically; returns the old value. i32 and u32 elements. */
-export function atomicAnd(array: AtomicArray, index: i32, value: number): number {
-  void [array, index, value];
+export function atomicAnd(array: AtomicArray, index: i32, value: number, order?: MemoryOrder): number {
+  void [array, index, value, order];
   return outsideKernel("atomicAnd()");
 }
 /** `array[index] |= value` atomically; returns the old value. i32 and u32 elements. */
-export function atomicOr(array: AtomicArray, index: i32, value: number): number {
-  void [array, index, value];
+export function atomicOr(array: AtomicArray, index: i32, value: number, order?: MemoryOrder): number {
+  void [array, index, value, order];
   return outsideKernel("atomicOr()");
 }
 /** `array[index] ^= value` atomically; returns the old value. i32 and u32 elements. */
-export function atomicXor(array: AtomicArray, index: i32, value: number): number {
-  void [array, index, value];
+export function atomicXor(array: AtomicArray, index: i32, value: number, order?: MemoryOrder): number {
+  void [array, index, value, order];
   return outsideKernel("atomicXor()");
 }
 /** Stores `value` in `array[index]` atomically; returns the old value. i32, u32 and f32 elements. */
-export function atomicExchange(array: AtomicArray | Float32Array, index: i32, value: number): number {
-  void [array, index, value];
+export function atomicExchange(array: AtomicArray | Float32Array, index: i32, value: number, order?: MemoryOrder): number {
+  void [array, index, value, order];
   return outsideKernel("atomicExchange()");
 }
 /**
  * Stores `value` in `array[index]` if it holds `expected`, atomically; returns the old value (so the store
  * happened when the result equals `expected`). i32 and u32 elements.
  */
-export function atomicCompareExchange(array: AtomicArray, index: i32, expected: number, value: number): number {
-  void [array, index, expected, value];
+export function atomicCompareExchange(array: AtomicArray, index: i32, expected: number, value: number, order?: MemoryOrder): number {
+  void [array, index, expected, value, order];
   return outsideKernel("atomicCompareExchange()");
 }
 
 /**
  * Reads `array[index]` atomically: never half written, never cached or moved out of a loop, so a loop can
- * wait on a flag that another block sets. i32, u32 and f32 elements.
+ * wait on a flag that another block sets. i32, u32 and f32 elements. With "acquire", what the thread that
+ * stored the value read here wrote before its "release" is visible after this load.
  */
-export function atomicLoad(array: AtomicArray | Float32Array, index: i32): number {
-  void [array, index];
+export function atomicLoad(array: AtomicArray | Float32Array, index: i32, order?: "relaxed" | "acquire"): number {
+  void [array, index, order];
   return outsideKernel("atomicLoad()");
 }
-/** Writes `value` to `array[index]` atomically (the counterpart of atomicLoad). i32, u32 and f32 elements. */
-export function atomicStore(array: AtomicArray | Float32Array, index: i32, value: number): void {
-  void [array, index, value];
+/**
+ * Writes `value` to `array[index]` atomically (the counterpart of atomicLoad). i32, u32 and f32 elements. With
+ * "release", a thread that reads the value with "acquire" also sees what this thread wrote before.
+ */
+export function atomicStore(array: AtomicArray | Float32Array, index: i32, value: number, order?: "relaxed" | "release"): void {
+  void [array, index, value, order];
   outsideKernel("atomicStore()");
+}
+
+/**
+ * Waits until `array[index]` holds `value`, reading it as `atomicLoad(array, index, "acquire")` does: what the
+ * thread that stored the value (with "release") wrote before is visible after the wait. Every thread of a
+ * warpgroup waits together (like waitBarrier); a block's warpgroups may wait for each other's flags and for
+ * other blocks' (which must be running: a grid no larger than the GPU runs at once, or earlier blocks only).
+ * A kernel that writes a buffer through ordinary stores and copies tiles from it (copyTile) also gets the
+ * fences that make those stores visible to the tensor memory accelerator: after each wait and acquire,
+ * before each release and barrier. CUDA (sm_90) and the CPU backend.
+ */
+export function waitFlag(array: AtomicArray, index: i32, value: number): void {
+  void [array, index, value];
+  outsideKernel("waitFlag()");
 }
 
 // ---------------------------------------------------------------------------------------------------------

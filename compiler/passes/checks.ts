@@ -256,7 +256,8 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
         return ok ? ifThen(ok, [s], s.span) : s;
       }
       case "barrier":
-        if (!options.divergence) return s;
+        // A warpgroup's named barrier counts no threads (bar.sync has no count form that returns one).
+        if (!options.divergence || s.scope === "warpgroup") return s;
         sites.push({ kind: "barrier-divergence", span: s.span, signed: [false, false] });
         return { ...s, check: { site: sites.length - 1, errors, launch } };
       case "wgmma":

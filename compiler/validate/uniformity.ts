@@ -69,11 +69,43 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
   let afterReturn: Divergence | undefined;
   const reported = new Set<Stmt>();
 
+  // A wait (or syncWarpgroup) that the 128 threads of a warpgroup must reach together, with operands they share.
+  const warpgroupWait = (stmt: Stmt, what: string, current: Divergence | undefined, operands: readonly (readonly [string, Expr])[]): void => {
+    if (current && !reported.has(stmt)) {
+      reported.add(stmt);
+      diagnostics.push(
+        makeDiagnostic("TSK3086", stmt.span, [what], {
+          label: "not every thread of the warpgroup may reach this wait",
+          related: [{ span: current.span, message: current.collectiveMessage ?? current.message }],
+          notes: [
+            "a wait is where the CPU backend lets the warpgroup's coroutine yield, and on CUDA threads that skip it would run on too early (or, at syncWarpgroup(), wait forever)",
+            "branch on warpgroupIdx and values all threads share; guard only what the threads do after the wait",
+          ],
+        }),
+      );
+    }
+    for (const [name, expr] of operands) {
+      const reason = reasonOf(expr);
+      if (!reason) continue;
+      diagnostics.push(
+        makeDiagnostic("TSK3087", expr.span, [name, what], {
+          label: `this ${name} ${reason}`,
+          notes: ["compute it from constants, loop counters, warpgroupIdx and values all threads share"],
+        }),
+      );
+    }
+  };
+
   const walk = (stmts: readonly Stmt[], divergence: Divergence | undefined): void => {
     for (const stmt of stmts) {
       const current = divergence ?? afterReturn;
       switch (stmt.kind) {
         case "barrier":
+          // syncWarpgroup() needs only its warpgroup to agree: it is checked in that scope, like a wait.
+          if (stmt.scope === "warpgroup") {
+            if (!block) warpgroupWait(stmt, "syncWarpgroup()", current, []);
+            break;
+          }
           if (block && current && !reported.has(stmt)) {
             reported.add(stmt);
             diagnostics.push(
@@ -178,33 +210,14 @@ function checkScope(kernel: Kernel, scope: Scope, diagnostics: Diagnostic[]): vo
             }),
           );
           break;
-        case "barrierOp": {
+        case "barrierOp":
           if (block || stmt.op !== "wait") break;
-          if (current && !reported.has(stmt)) {
-            reported.add(stmt);
-            diagnostics.push(
-              makeDiagnostic("TSK3086", stmt.span, [], {
-                label: "not every thread of the warpgroup may reach this wait",
-                related: [{ span: current.span, message: current.collectiveMessage ?? current.message }],
-                notes: [
-                  "a wait is where the CPU backend lets the warpgroup's coroutine yield, and on CUDA threads that skip it would read the stage too early",
-                  "branch on warpgroupIdx and values all threads share; guard only what the threads do with the stage",
-                ],
-              }),
-            );
-          }
-          for (const [what, expr] of [["barrier index", stmt.index], ["parity", stmt.value!]] as const) {
-            const reason = reasonOf(expr);
-            if (!reason) continue;
-            diagnostics.push(
-              makeDiagnostic("TSK3087", expr.span, [what], {
-                label: `this ${what} ${reason}`,
-                notes: ["compute it from constants, loop counters, warpgroupIdx and values all threads share"],
-              }),
-            );
-          }
+          warpgroupWait(stmt, "waitBarrier()", current, [["barrier index", stmt.index], ["parity", stmt.value!]]);
           break;
-        }
+        case "atomic":
+          if (block || stmt.op !== "wait") break;
+          warpgroupWait(stmt, "waitFlag()", current, [...stmt.indices.map((index) => ["index", index] as const), ["value", stmt.value!]]);
+          break;
         case "if": {
           const reason = reasonOf(stmt.condition);
           const inner = current ?? (reason ? { span: stmt.condition.span, message: `this condition ${reason}` } : undefined);

@@ -379,6 +379,8 @@ function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string }
     if (stmt.kind === "tileCopy") found = { span: stmt.span, what: "copyTile()" };
     if (stmt.kind === "tileStore") found = { span: stmt.span, what: "storeTile()" };
     if (stmt.kind === "tileStoreWait") found = { span: stmt.span, what: "waitTileStores()" };
+    if (stmt.kind === "barrier" && stmt.scope === "warpgroup") found = { span: stmt.span, what: "syncWarpgroup()" };
+    if (stmt.kind === "atomic" && stmt.op === "wait") found = { span: stmt.span, what: "waitFlag()" };
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
   });
   return found;
@@ -436,6 +438,16 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
   }
   if (!limits.deviceScopeFence) {
     walkStmts(kernel.body, (stmt) => {
+      if (stmt.kind === "atomic" && stmt.order && stmt.op !== "wait") {
+        const name = ({ load: "atomicLoad", store: "atomicStore" } as Record<string, string>)[stmt.op] ?? `atomic${stmt.op[0]!.toUpperCase()}${stmt.op.slice(1)}`;
+        diagnostics.push(makeDiagnostic("TSK3051", stmt.span, [displayName, kernel.name, `${name}()`, stmt.order], {
+          notes: [
+            "WGSL's atomics are relaxed and storageBarrier() orders memory within one workgroup only, so another workgroup may see a flag set before the data it guards",
+            `${declareTargetsNote(displayName)}; or do the work in several launches (examples/scan.ts)`,
+          ],
+        }));
+        return;
+      }
       if (stmt.kind !== "fence") return;
       diagnostics.push(makeDiagnostic("TSK3050", stmt.span, [displayName], {
         notes: [
