@@ -47,6 +47,7 @@ export const packageKernelFiles: readonly string[] = [
   "examples/sgemm-wgmma.ts",
   "examples/sgemm-wgmma-ws.ts",
   "examples/sgemm-wgmma-cluster.ts",
+  "examples/sgemm-wgmma-rounded.ts",
   "examples/hgemm-tiled.ts",
   "examples/hgemm-wgmma-ws.ts",
   // scaledMatmul()'s fp8 rungs (runtime/matmul/scaled-matmul.ts).

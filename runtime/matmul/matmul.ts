@@ -17,7 +17,8 @@
  * warpgroup rung (examples/sgemm-wgmma.ts; both wgmma: B rounded to TF32, A truncated to TF32 by the tensor
  * cores), elsewhere the warp rung
  * (examples/sgemm-tensorcore.ts, mma.sync: A and B rounded); f32 accumulation in both. Other shapes, and
- * WebGPU (no matrix operations), fall back to the FP32 rungs.
+ * WebGPU (no matrix operations), fall back to the FP32 rungs. With `precision: "tf32-rounded"` only the rung
+ * that rounds A to nearest too (examples/sgemm-wgmma-rounded.ts, sm_90: torch.mm's TF32 error), else FP32.
  */
 
 import type { Device, DeviceBuffer, KernelArg, KernelHandle } from "../device.ts";
@@ -39,6 +40,7 @@ export type MatmulVariantName =
   | "hgemm-tiled"
   | "hgemm-tiled-f16"
   | "sgemm-wgmma-cluster"
+  | "sgemm-wgmma-rounded"
   | "sgemm-wgmma-ws"
   | "sgemm-wgmma"
   | "sgemm-streamk"
@@ -67,7 +69,10 @@ export interface MatmulOptions {
   /**
    * "fp32" (default): every rung computes in f32. "tf32": the tensor-core rung may run, which rounds A and B
    * to TF32 (10 mantissa bits) and accumulates in f32: several times faster on GPUs with tensor cores, with a
-   * relative error near 2^-11 instead of 2^-24 per input. Naming the tensor-core rung as `variant` implies it.
+   * relative error near 2^-11 instead of 2^-24 per input (on sm_90 the fastest rung truncates A rather than
+   * rounding it: a normwise error of 4.2e-4 against torch.mm's 2.6e-4 at 4096³). "tf32-rounded": only tensor-core
+   * rungs that round both operands to nearest, torch.mm's error (sm_90: sgemm-wgmma-rounded, slower), FP32 rungs
+   * elsewhere. Naming the tensor-core rung as `variant` implies it.
    */
   readonly precision?: MatmulPrecision;
   /**
@@ -83,7 +88,7 @@ export interface MatmulOptions {
   readonly tuning?: TuningStore | false;
 }
 
-export type MatmulPrecision = "fp32" | "tf32";
+export type MatmulPrecision = "fp32" | "tf32" | "tf32-rounded";
 
 /**
  * The normwise relative error (||C − C64|| / ||C64||) a result may have against float64 in the checks of the
@@ -95,7 +100,7 @@ export type MatmulPrecision = "fp32" | "tf32";
  */
 export function matmulTolerance(precision: MatmulPrecision, k: number): number {
   const fp32 = Math.max(k, 16) * 2 ** -23;
-  return precision === "tf32" ? fp32 + 2 ** -9 : fp32;
+  return precision === "tf32" || precision === "tf32-rounded" ? fp32 + 2 ** -9 : fp32;
 }
 
 /** The shared-memory tiles of the blocktiling kernels: BM×BK of A and BK×BN of B, 4 bytes an element. */
@@ -380,6 +385,24 @@ export const matmulRungs: readonly Rung[] = [
     notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
   },
   {
+    // sgemm-wgmma-cluster with A rounded to TF32 once for the grid into a scratch copy: torch.mm's error (2.6e-4
+    // against 4.2e-4), at 83 % and 88 % of torch.mm TF32 at 4096³ and 8192³ on the H100
+    // (bench/results/2026-11-27-tf32-rounded-h100-run2.json); taken for `precision: "tf32-rounded"` only.
+    name: "sgemm-wgmma-rounded",
+    file: "examples/sgemm-wgmma-rounded.ts",
+    kernel: "sgemmWgmmaRounded",
+    precision: "tf32",
+    roundsA: true,
+    cudaArch: "sm_90",
+    multiples: () => [256, 256, 64],
+    grid: (m, n) => [(n / 128) * (m / 256), 1],
+    persistent: true,
+    clusterBlocks: 2,
+    tensorMapA: { boxRows: 128, boxCols: 32 },
+    tensorMapB: { boxRows: 32, boxCols: 32 },
+    notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
+  },
+  {
     // 82.8 % and 79.5 % of torch.mm TF32 at 4096³ and 8192³ on the H100, against 60.8 % and 60.2 % for
     // sgemm-wgmma in the same run (bench/results/2026-11-23-wgmma-ws-h100.json).
     name: "sgemm-wgmma-ws",
@@ -580,9 +603,13 @@ function dtypeAllows(options: MatmulOptions, rung: Rung): boolean {
   return (rung.dtype ?? "f32") === (options.dtype ?? "f32");
 }
 
-/** Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"`. */
+/**
+ * Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"`, and of them only those
+ * that round A to nearest (torch.mm's error) for "tf32-rounded", which falls back on FP32 rungs elsewhere.
+ */
 function precisionAllows(options: MatmulOptions, rung: Rung): boolean {
-  return rung.precision !== "tf32" || options.precision === "tf32";
+  if (rung.precision !== "tf32") return true;
+  return options.precision === "tf32" ? !rung.roundsA : options.precision === "tf32-rounded" && rung.roundsA === true;
 }
 
 /**
@@ -687,7 +714,7 @@ export async function matmul(device: Device, ...rest: [DeviceBuffer, DeviceBuffe
   for (const [name, buffer] of [["A", A], ["B", B], ["C", C]] as const) {
     if (buffer.elementType !== dtype) throw new TypeError(`tskernel: matmul: ${name} holds ${buffer.elementType}, but the product is in ${dtype} (A, B and C must all be ${dtype})`);
   }
-  if (dtype !== "f32" && options.precision === "tf32") throw new TypeError(`tskernel: matmul: precision "tf32" is for f32 operands; ${dtype} inputs are multiplied as they are`);
+  if (dtype !== "f32" && (options.precision === "tf32" || options.precision === "tf32-rounded")) throw new TypeError(`tskernel: matmul: precision "${options.precision}" is for f32 operands; ${dtype} inputs are multiplied as they are`);
   const choice = chooseMatmul(device, library, { ...options, dtype });
   const { grid, args, release } = matmulLaunch(device, choice, options, { A, B, C }, options.alpha ?? 1, options.beta ?? 0);
   try {
@@ -705,9 +732,35 @@ export async function matmul(device: Device, ...rest: [DeviceBuffer, DeviceBuffe
 export function rungArguments(device: Device, rung: Rung, base: readonly [number, number, number, number, DeviceBuffer, DeviceBuffer, number, DeviceBuffer]): { args: (number | DeviceBuffer)[]; release: () => void } {
   if (!rung.tensorMapA) return { args: [...base], release: () => {} };
   const [m, n, k, , A, B, , C] = base;
-  const maps = [createTensorMap(device, A, { rows: m, cols: k, ...rung.tensorMapA })];
+  // A rung that rounds A copies it from its scratch copy, which A's map then describes.
+  const rounding = rung.roundsA ? roundingScratchFor(device, m * k, roundingFlags(m, k)) : undefined;
+  const maps = [createTensorMap(device, rounding ? rounding.rounded : A, { rows: m, cols: k, ...rung.tensorMapA })];
   // The clustered TF32 rung copies B by the tensor memory accelerator too; the 16-bit rungs also store C out.
   if (rung.tensorMapB) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapB }));
   if (rung.tensorMapsBC) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapsBC.B }), createTensorMap(device, C, { rows: m, cols: n, ...rung.tensorMapsBC.C }));
-  return { args: [...base, ...maps], release: () => maps.forEach((map) => device.free(map)) };
+  const scratch = rounding ? [rounding.rounded, rounding.flags] : [];
+  return { args: [...base, ...maps, ...scratch], release: () => maps.forEach((map) => device.free(map)) };
+}
+
+/** The flags a rung that rounds A takes for an m×k A (Rung.roundsA): two a half k-tile, and a count of blocks. */
+export function roundingFlags(m: number, k: number): number {
+  return 2 * (m / 128) * (k / 32) + 1;
+}
+
+/**
+ * Each device's scratch for the rungs that round A (Rung.roundsA): the rounded copy and its flags, zeros that
+ * every launch leaves zero, grown as needed. Like the stream-k scratch, one set a device: launches that use it
+ * must not run at once on two streams.
+ */
+const roundingScratch = new WeakMap<Device, { rounded: DeviceBuffer; flags: DeviceBuffer }>();
+
+function roundingScratchFor(device: Device, rounded: number, flags: number): { rounded: DeviceBuffer; flags: DeviceBuffer } {
+  const held = roundingScratch.get(device);
+  if (held && held.rounded.length >= rounded && held.flags.length >= flags) return held;
+  const grown = {
+    rounded: device.createBuffer(new Float32Array(Math.max(rounded, held?.rounded.length ?? 0))),
+    flags: device.createBuffer(new Int32Array(Math.max(flags, held?.flags.length ?? 0))),
+  };
+  roundingScratch.set(device, grown);
+  return grown;
 }
