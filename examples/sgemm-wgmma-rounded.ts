@@ -2,8 +2,8 @@
 // the tensor cores, so that its error is torch.mm's (bench/README.md, "Rounding A"). C = alpha·A·B + beta·C, A
 // (M×K), B (K×N) and C row-major. A is rounded once for the whole grid, inside the launch, into a scratch copy Ar
 // that A's tensor map describes. The producer warpgroup of each block, besides copying, claims half k-tiles of its
-// rows (128 rows × 32 k) in rounds of CLAIMS k-tiles, LEAD rounds ahead of its copies, atomically (flag 0 → 1), so
-// that the blocks that need one row at once share its rounding; rounds what it took from A into Ar; and publishes it
+// rows (128 rows × 32 k) in rounds of CLAIMS k-tiles, ahead of its copies, atomically (flag 0 → 1), so that the
+// blocks that need one row at once share its rounding; rounds what it took from A into Ar; and publishes it
 // (syncWarpgroup, then a release add to the round's count). Before a round's copies it waits for that count
 // (waitFlag, acquire): the compiler puts the proxy fences that make the rounders' ordinary stores visible to the
 // tensor memory accelerator around the barrier, the release and the wait (docs/language.md §23). Everything else —
@@ -138,13 +138,13 @@ export const sgemmWgmmaRounded = kernel(
     }
     syncCluster();
     if (warpgroupIdx === 0) {
-      // The producer: sgemm-wgmma-cluster's, which also rounds A. Every CLAIMS k-tiles (and for the first LEAD
-      // rounds at a unit's start) its threads take a round of claims LEAD rounds ahead of the copies: one thread a
-      // half k-tile claims it if nobody has (a plain look first spares the atomic on rows already done), all 128
-      // round what the round took, then publish it. Before each copy of A's half k-tile from Ar the warpgroup
-      // waits for its flag (whoever rounded it), then for the stage: the flag's load overlaps the wait for the
-      // consumers. Its loads of BATCH = 2 half k-tiles in flight a thread need 104 registers, the consumers'
-      // accumulators take the rest (128·104 + 256·200 = 65536 − 1024; at 168 the consumers' wgmmas serialize).
+      // The producer: sgemm-wgmma-cluster's, which also rounds A, in rounds of CLAIMS k-tiles. Halfway through
+      // each round (and for the first LEAD + 1 rounds at a unit's start) its threads take a pass of claims for the
+      // round LEAD + 1 ahead: one thread a half k-tile claims it if nobody has (a plain look first spares the
+      // atomic on rows already done), all 128 round what the pass took, then publish it. At a round's first
+      // k-tile the warpgroup waits for the round's count (whoever rounded its half k-tiles), then for the stage.
+      // Its loads of BATCH = 2 half k-tiles in flight a thread need 104 registers, the consumers' accumulators
+      // take the rest (128·104 + 256·200 = 65536 − 1024; at 168 the consumers' wgmmas serialize).
       setMaxRegisters(104);
       const rounds = (steps + CLAIMS - 1) / CLAIMS;
       let it = 0;
@@ -153,9 +153,31 @@ export const sgemmWgmmaRounded = kernel(
         const n0 = (unitPair(u, M, N, SWIZZLE) * 2 + clusterRank) * BN;
         const row0 = m0 + clusterRank * (BM / 2);
         const half = row0 / (BM / 2);
-        for (let kt = 0; kt < steps; kt++) {
-          const firstRound = kt === 0 ? 0 : kt / CLAIMS + LEAD;
-          const endRound = kt % CLAIMS === 0 ? Math.min(kt / CLAIMS + LEAD + 1, rounds) : 0;
+        // kt = −1: the unit's start, which rounds what its first LEAD + 1 rounds need before any copy.
+        for (let kt = -1; kt < steps; kt++) {
+          if (kt >= 0) {
+            // A round's k-tiles are copied once all of them are in Ar, whoever rounded them: one wait a round (a wait
+            // a k-tile, in the copies' path, kept the producer from running ahead of the consumers).
+            if (kt % CLAIMS === 0) {
+              waitFlag(flags, halfTiles + half * steps + kt / CLAIMS, Math.min(CLAIMS, steps - kt));
+            }
+            const s = it % STAGES;
+            if (it >= STAGES) {
+              waitBarrier(empty, s, ((it / STAGES) + 1) & 1);
+            }
+            if (tid === 0) {
+              arriveExpectBytes(full, s, (BM + BN) * BK * 4);
+              copyTile(aTiles, s * BM * BK + clusterRank * (BM / 2) * BK, Ar, mapA, kt * BK, row0, full, s, { multicast: 3 });
+              unrollB: for (let b = 0; b < BN / 32; b++) {
+                copyTile(bTiles, s * BK * BN + b * 32 * BK, B, mapB, n0 + 32 * b, kt * BK, full, s);
+              }
+            }
+            it++;
+          }
+          // Claims for one more round, LEAD + 1 ahead, halfway through each round, after the copy: the pass's loads
+          // and barriers then overlap the wait for the next stage instead of delaying a copy.
+          const firstRound = kt < 0 ? 0 : kt / CLAIMS + LEAD + 1;
+          const endRound = kt < 0 ? Math.min(LEAD + 1, rounds) : kt % CLAIMS === CLAIMS >> 1 ? Math.min(kt / CLAIMS + LEAD + 2, rounds) : 0;
           for (let r = firstRound; r < endRound; r++) {
             const t0 = r * CLAIMS;
             if (tid < CLAIMS) {
@@ -197,8 +219,8 @@ export const sgemmWgmmaRounded = kernel(
                 }
               }
             }
-            // Every thread's stores, then one more of the round's half k-tiles done: the barrier (and the fences the
-            // compiler puts before it and the release, and after the wait below) publishes them to every block's copies.
+            // Every thread's stores, then one more of the round's half k-tiles done: the barrier (with the fence the
+            // compiler puts before it, and the one after the round's wait) publishes them to every block's copies.
             syncWarpgroup();
             if (tid < CLAIMS) {
               if (claimed[tid] === 1) {
@@ -206,23 +228,6 @@ export const sgemmWgmmaRounded = kernel(
               }
             }
           }
-          // A round's k-tiles are copied once all of them are in Ar, whoever rounded them: one wait a round (a wait
-          // a k-tile, in the copies' path, kept the producer from running ahead of the consumers).
-          if (kt % CLAIMS === 0) {
-            waitFlag(flags, halfTiles + half * steps + kt / CLAIMS, Math.min(CLAIMS, steps - kt));
-          }
-          const s = it % STAGES;
-          if (it >= STAGES) {
-            waitBarrier(empty, s, ((it / STAGES) + 1) & 1);
-          }
-          if (tid === 0) {
-            arriveExpectBytes(full, s, (BM + BN) * BK * 4);
-            copyTile(aTiles, s * BM * BK + clusterRank * (BM / 2) * BK, Ar, mapA, kt * BK, row0, full, s, { multicast: 3 });
-            unrollB: for (let b = 0; b < BN / 32; b++) {
-              copyTile(bTiles, s * BK * BN + b * 32 * BK, B, mapB, n0 + 32 * b, kt * BK, full, s);
-            }
-          }
-          it++;
         }
       }
     } else {

@@ -317,157 +317,160 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) s
       const int row0 = (int)((unsigned int)m0 + (unsigned int)tsk_cluster_rank() * 128u);
 #line 155 "examples/sgemm-wgmma-rounded.ts"
       const int half = row0 / 128;
-#line 156 "examples/sgemm-wgmma-rounded.ts"
-      for (int kt = 0; kt < steps; kt++) {
 #line 157 "examples/sgemm-wgmma-rounded.ts"
-        const int firstRound = kt == 0 ? 0 : (int)((unsigned int)(kt / 16) + 1u);
+      for (int kt = -1; kt < steps; kt++) {
 #line 158 "examples/sgemm-wgmma-rounded.ts"
-        const int endRound = kt % 16 == 0 ? tsk_min((int)((unsigned int)(kt / 16) + 1u + 1u), rounds) : 0;
-#line 159 "examples/sgemm-wgmma-rounded.ts"
-        for (int r = firstRound; r < endRound; r++) {
-#line 160 "examples/sgemm-wgmma-rounded.ts"
-          const int t0 = (int)((unsigned int)r * 16u);
+        if (kt >= 0) {
 #line 161 "examples/sgemm-wgmma-rounded.ts"
-          if (tid < 16) {
+          if (kt % 16 == 0) {
 #line 162 "examples/sgemm-wgmma-rounded.ts"
-            int won = 0;
-#line 163 "examples/sgemm-wgmma-rounded.ts"
-            if ((int)((unsigned int)t0 + (unsigned int)tid) < steps) {
+            tsk_wait_flag(&flags[(int)((unsigned int)halfTiles + (unsigned int)half * (unsigned int)steps + (unsigned int)(kt / 16))], (unsigned)(min(16, (int)((unsigned int)steps - (unsigned int)kt))));
+            tsk_fence_proxy_async_global();
+          }
 #line 164 "examples/sgemm-wgmma-rounded.ts"
-              const int state = *(volatile int*)(&flags[(int)((unsigned int)half * (unsigned int)steps + (unsigned int)t0 + (unsigned int)tid)]);
+          const int s_1 = it % 4;
 #line 165 "examples/sgemm-wgmma-rounded.ts"
-              if (state == 0) {
+          if (it >= 4) {
 #line 166 "examples/sgemm-wgmma-rounded.ts"
-                const int before = atomicCAS(&flags[(int)((unsigned int)half * (unsigned int)steps + (unsigned int)t0 + (unsigned int)tid)], 0, 1);
-#line 167 "examples/sgemm-wgmma-rounded.ts"
-                if (before == 0) {
+            tsk_mbarrier_wait(&empty[s_1], (int)((unsigned int)(it / 4) + 1u) & 1);
+          }
 #line 168 "examples/sgemm-wgmma-rounded.ts"
+          if (tid == 0) {
+#line 169 "examples/sgemm-wgmma-rounded.ts"
+            tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+#line 170 "examples/sgemm-wgmma-rounded.ts"
+            tsk_copy_tile_multicast(&aTiles[(int)((unsigned int)s_1 * 256u * 32u + (unsigned int)tsk_cluster_rank() * 128u * 32u)], mapA, (int)((unsigned int)kt * 32u), row0, &full[s_1], 3);
+#line 171 "examples/sgemm-wgmma-rounded.ts"
+#pragma unroll
+            for (int b = 0; b < 4; b++) {
+#line 172 "examples/sgemm-wgmma-rounded.ts"
+              tsk_copy_tile(&bTiles[(int)((unsigned int)s_1 * 32u * 128u + (unsigned int)b * 32u * 32u)], mapB, (int)((unsigned int)n0 + 32u * (unsigned int)b), (int)((unsigned int)kt * 32u), &full[s_1]);
+            }
+          }
+#line 175 "examples/sgemm-wgmma-rounded.ts"
+          it = (int)((unsigned int)it + 1u);
+        }
+#line 179 "examples/sgemm-wgmma-rounded.ts"
+        const int firstRound = kt < 0 ? 0 : (int)((unsigned int)(kt / 16) + 1u + 1u);
+#line 180 "examples/sgemm-wgmma-rounded.ts"
+        const int endRound = kt < 0 ? min(2, rounds) : kt % 16 == 8 ? tsk_min((int)((unsigned int)(kt / 16) + 1u + 2u), rounds) : 0;
+#line 181 "examples/sgemm-wgmma-rounded.ts"
+        for (int r = firstRound; r < endRound; r++) {
+#line 182 "examples/sgemm-wgmma-rounded.ts"
+          const int t0 = (int)((unsigned int)r * 16u);
+#line 183 "examples/sgemm-wgmma-rounded.ts"
+          if (tid < 16) {
+#line 184 "examples/sgemm-wgmma-rounded.ts"
+            int won = 0;
+#line 185 "examples/sgemm-wgmma-rounded.ts"
+            if ((int)((unsigned int)t0 + (unsigned int)tid) < steps) {
+#line 186 "examples/sgemm-wgmma-rounded.ts"
+              const int state = *(volatile int*)(&flags[(int)((unsigned int)half * (unsigned int)steps + (unsigned int)t0 + (unsigned int)tid)]);
+#line 187 "examples/sgemm-wgmma-rounded.ts"
+              if (state == 0) {
+#line 188 "examples/sgemm-wgmma-rounded.ts"
+                const int before = atomicCAS(&flags[(int)((unsigned int)half * (unsigned int)steps + (unsigned int)t0 + (unsigned int)tid)], 0, 1);
+#line 189 "examples/sgemm-wgmma-rounded.ts"
+                if (before == 0) {
+#line 190 "examples/sgemm-wgmma-rounded.ts"
                   won = 1;
                 }
               }
             }
-#line 172 "examples/sgemm-wgmma-rounded.ts"
+#line 194 "examples/sgemm-wgmma-rounded.ts"
             claimed[tid] = won;
           }
-#line 174 "examples/sgemm-wgmma-rounded.ts"
+#line 196 "examples/sgemm-wgmma-rounded.ts"
           asm volatile("bar.sync %0, 128;" :: "r"(1 + tsk_warpgroup_idx()) : "memory");
-#line 176 "examples/sgemm-wgmma-rounded.ts"
+#line 198 "examples/sgemm-wgmma-rounded.ts"
           for (int j0 = 0; j0 < 16; j0 += 2) {
-#line 177 "examples/sgemm-wgmma-rounded.ts"
+#line 199 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
-            for (int b = 0; b < 2; b++) {
-#line 178 "examples/sgemm-wgmma-rounded.ts"
-              if (claimed[(int)((unsigned int)j0 + (unsigned int)b)] == 1) {
-#line 180 "examples/sgemm-wgmma-rounded.ts"
+            for (int b_1 = 0; b_1 < 2; b_1++) {
+#line 200 "examples/sgemm-wgmma-rounded.ts"
+              if (claimed[(int)((unsigned int)j0 + (unsigned int)b_1)] == 1) {
+#line 202 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
                 for (int i = 0; i < 8; i++) {
-#line 181 "examples/sgemm-wgmma-rounded.ts"
+#line 203 "examples/sgemm-wgmma-rounded.ts"
                   const int p = (int)((unsigned int)tid + 128u * (unsigned int)i);
-#line 182 "examples/sgemm-wgmma-rounded.ts"
-                  const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)row0 + (unsigned int)(p >> 3)) * (unsigned int)K + ((unsigned int)t0 + (unsigned int)j0 + (unsigned int)b) * 32u + 4u * (unsigned int)(p & 7))]);
+#line 204 "examples/sgemm-wgmma-rounded.ts"
+                  const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)row0 + (unsigned int)(p >> 3)) * (unsigned int)K + ((unsigned int)t0 + (unsigned int)j0 + (unsigned int)b_1) * 32u + 4u * (unsigned int)(p & 7))]);
                   const float x = vector.x;
                   const float y = vector.y;
                   const float z = vector.z;
                   const float w = vector.w;
-#line 183 "examples/sgemm-wgmma-rounded.ts"
-                  held[(int)(32u * (unsigned int)b + 4u * (unsigned int)i)] = x;
-#line 184 "examples/sgemm-wgmma-rounded.ts"
-                  held[(int)(32u * (unsigned int)b + 4u * (unsigned int)i + 1u)] = y;
-#line 185 "examples/sgemm-wgmma-rounded.ts"
-                  held[(int)(32u * (unsigned int)b + 4u * (unsigned int)i + 2u)] = z;
-#line 186 "examples/sgemm-wgmma-rounded.ts"
-                  held[(int)(32u * (unsigned int)b + 4u * (unsigned int)i + 3u)] = w;
+#line 205 "examples/sgemm-wgmma-rounded.ts"
+                  held[(int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i)] = x;
+#line 206 "examples/sgemm-wgmma-rounded.ts"
+                  held[(int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i + 1u)] = y;
+#line 207 "examples/sgemm-wgmma-rounded.ts"
+                  held[(int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i + 2u)] = z;
+#line 208 "examples/sgemm-wgmma-rounded.ts"
+                  held[(int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i + 3u)] = w;
                 }
               }
             }
-#line 190 "examples/sgemm-wgmma-rounded.ts"
+#line 212 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
-            for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 191 "examples/sgemm-wgmma-rounded.ts"
-              if (claimed[(int)((unsigned int)j0 + (unsigned int)b_1)] == 1) {
-#line 192 "examples/sgemm-wgmma-rounded.ts"
+            for (int b_2 = 0; b_2 < 2; b_2++) {
+#line 213 "examples/sgemm-wgmma-rounded.ts"
+              if (claimed[(int)((unsigned int)j0 + (unsigned int)b_2)] == 1) {
+#line 214 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
                 for (int i_1 = 0; i_1 < 8; i_1++) {
-#line 193 "examples/sgemm-wgmma-rounded.ts"
+#line 215 "examples/sgemm-wgmma-rounded.ts"
                   const int p_1 = (int)((unsigned int)tid + 128u * (unsigned int)i_1);
-#line 194 "examples/sgemm-wgmma-rounded.ts"
-                  const int h = (int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i_1);
-#line 195 "examples/sgemm-wgmma-rounded.ts"
-                  *reinterpret_cast<float4*>(&Ar[(int)(((unsigned int)row0 + (unsigned int)(p_1 >> 3)) * (unsigned int)K + ((unsigned int)t0 + (unsigned int)j0 + (unsigned int)b_1) * 32u + 4u * (unsigned int)(p_1 & 7))]) = make_float4(tsk_tf32(held[h]), tsk_tf32(held[(int)((unsigned int)h + 1u)]), tsk_tf32(held[(int)((unsigned int)h + 2u)]), tsk_tf32(held[(int)((unsigned int)h + 3u)]));
+#line 216 "examples/sgemm-wgmma-rounded.ts"
+                  const int h = (int)(32u * (unsigned int)b_2 + 4u * (unsigned int)i_1);
+#line 217 "examples/sgemm-wgmma-rounded.ts"
+                  *reinterpret_cast<float4*>(&Ar[(int)(((unsigned int)row0 + (unsigned int)(p_1 >> 3)) * (unsigned int)K + ((unsigned int)t0 + (unsigned int)j0 + (unsigned int)b_2) * 32u + 4u * (unsigned int)(p_1 & 7))]) = make_float4(tsk_tf32(held[h]), tsk_tf32(held[(int)((unsigned int)h + 1u)]), tsk_tf32(held[(int)((unsigned int)h + 2u)]), tsk_tf32(held[(int)((unsigned int)h + 3u)]));
                 }
               }
             }
           }
-#line 202 "examples/sgemm-wgmma-rounded.ts"
+#line 224 "examples/sgemm-wgmma-rounded.ts"
           tsk_fence_proxy_async_global(); asm volatile("bar.sync %0, 128;" :: "r"(1 + tsk_warpgroup_idx()) : "memory");
-#line 203 "examples/sgemm-wgmma-rounded.ts"
+#line 225 "examples/sgemm-wgmma-rounded.ts"
           if (tid < 16) {
-#line 204 "examples/sgemm-wgmma-rounded.ts"
+#line 226 "examples/sgemm-wgmma-rounded.ts"
             if (claimed[tid] == 1) {
-#line 205 "examples/sgemm-wgmma-rounded.ts"
+#line 227 "examples/sgemm-wgmma-rounded.ts"
               tsk_fence_acq_rel();
               atomicAdd(&flags[(int)((unsigned int)halfTiles + (unsigned int)half * (unsigned int)steps + (unsigned int)r)], 1);
             }
           }
         }
-#line 211 "examples/sgemm-wgmma-rounded.ts"
-        if (kt % 16 == 0) {
-#line 212 "examples/sgemm-wgmma-rounded.ts"
-          tsk_wait_flag(&flags[(int)((unsigned int)halfTiles + (unsigned int)half * (unsigned int)steps + (unsigned int)(kt / 16))], (unsigned)(min(16, (int)((unsigned int)steps - (unsigned int)kt))));
-          tsk_fence_proxy_async_global();
-        }
-#line 214 "examples/sgemm-wgmma-rounded.ts"
-        const int s_1 = it % 4;
-#line 215 "examples/sgemm-wgmma-rounded.ts"
-        if (it >= 4) {
-#line 216 "examples/sgemm-wgmma-rounded.ts"
-          tsk_mbarrier_wait(&empty[s_1], (int)((unsigned int)(it / 4) + 1u) & 1);
-        }
-#line 218 "examples/sgemm-wgmma-rounded.ts"
-        if (tid == 0) {
-#line 219 "examples/sgemm-wgmma-rounded.ts"
-          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
-#line 220 "examples/sgemm-wgmma-rounded.ts"
-          tsk_copy_tile_multicast(&aTiles[(int)((unsigned int)s_1 * 256u * 32u + (unsigned int)tsk_cluster_rank() * 128u * 32u)], mapA, (int)((unsigned int)kt * 32u), row0, &full[s_1], 3);
-#line 221 "examples/sgemm-wgmma-rounded.ts"
-#pragma unroll
-          for (int b_2 = 0; b_2 < 4; b_2++) {
-#line 222 "examples/sgemm-wgmma-rounded.ts"
-            tsk_copy_tile(&bTiles[(int)((unsigned int)s_1 * 32u * 128u + (unsigned int)b_2 * 32u * 32u)], mapB, (int)((unsigned int)n0 + 32u * (unsigned int)b_2), (int)((unsigned int)kt * 32u), &full[s_1]);
-          }
-        }
-#line 225 "examples/sgemm-wgmma-rounded.ts"
-        it = (int)((unsigned int)it + 1u);
       }
     }
   } else {
-#line 230 "examples/sgemm-wgmma-rounded.ts"
+#line 235 "examples/sgemm-wgmma-rounded.ts"
     tsk_setmaxnreg_inc<200>();
-#line 231 "examples/sgemm-wgmma-rounded.ts"
+#line 236 "examples/sgemm-wgmma-rounded.ts"
     const int group = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 238 "examples/sgemm-wgmma-rounded.ts"
+#line 243 "examples/sgemm-wgmma-rounded.ts"
     const int lane = tid & 31;
-#line 239 "examples/sgemm-wgmma-rounded.ts"
-    const int g = lane >> 2;
-#line 240 "examples/sgemm-wgmma-rounded.ts"
-    const int q = lane & 3;
-#line 241 "examples/sgemm-wgmma-rounded.ts"
-    const int columnInBox = (int)(4u * (unsigned int)((tid >> 5) & 3) + (unsigned int)(g & 3) + 16u * (unsigned int)(g >> 2));
-#line 242 "examples/sgemm-wgmma-rounded.ts"
-    const int box = (int)(2u * (unsigned int)group * 32u * 32u);
 #line 244 "examples/sgemm-wgmma-rounded.ts"
-    const int atQ = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * (unsigned int)q + (unsigned int)columnInBox)));
+    const int g = lane >> 2;
 #line 245 "examples/sgemm-wgmma-rounded.ts"
-    const int atQ4 = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * ((unsigned int)q + 4u) + (unsigned int)columnInBox)));
+    const int q = lane & 3;
 #line 246 "examples/sgemm-wgmma-rounded.ts"
-    int it_1 = 0;
+    const int columnInBox = (int)(4u * (unsigned int)((tid >> 5) & 3) + (unsigned int)(g & 3) + 16u * (unsigned int)(g >> 2));
 #line 247 "examples/sgemm-wgmma-rounded.ts"
-    for (int u_1 = (int)blockIdx.x >> 1; u_1 < units; u_1 += clusters) {
-#line 248 "examples/sgemm-wgmma-rounded.ts"
-      const int m0_1 = unitRow(u_1, M, N, 8);
+    const int box = (int)(2u * (unsigned int)group * 32u * 32u);
 #line 249 "examples/sgemm-wgmma-rounded.ts"
-      const int n0_1 = (int)(((unsigned int)unitPair(u_1, M, N, 8) * 2u + (unsigned int)tsk_cluster_rank()) * 128u);
+    const int atQ = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * (unsigned int)q + (unsigned int)columnInBox)));
+#line 250 "examples/sgemm-wgmma-rounded.ts"
+    const int atQ4 = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * ((unsigned int)q + 4u) + (unsigned int)columnInBox)));
 #line 251 "examples/sgemm-wgmma-rounded.ts"
+    int it_1 = 0;
+#line 252 "examples/sgemm-wgmma-rounded.ts"
+    for (int u_1 = (int)blockIdx.x >> 1; u_1 < units; u_1 += clusters) {
+#line 253 "examples/sgemm-wgmma-rounded.ts"
+      const int m0_1 = unitRow(u_1, M, N, 8);
+#line 254 "examples/sgemm-wgmma-rounded.ts"
+      const int n0_1 = (int)(((unsigned int)unitPair(u_1, M, N, 8) * 2u + (unsigned int)tsk_cluster_rank()) * 128u);
+#line 256 "examples/sgemm-wgmma-rounded.ts"
       acc[0] = 0.0f; tsk_wgmma_keep<1>(&acc[0]);
       acc[1] = 0.0f; tsk_wgmma_keep<1>(&acc[1]);
       acc[2] = 0.0f; tsk_wgmma_keep<1>(&acc[2]);
@@ -596,97 +599,97 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) s
       acc[125] = 0.0f; tsk_wgmma_keep<1>(&acc[125]);
       acc[126] = 0.0f; tsk_wgmma_keep<1>(&acc[126]);
       acc[127] = 0.0f; tsk_wgmma_keep<1>(&acc[127]);
-#line 252 "examples/sgemm-wgmma-rounded.ts"
-      for (int step = 0; step < steps; step += 2) {
-#line 254 "examples/sgemm-wgmma-rounded.ts"
-#pragma unroll
-        for (int h_1 = 0; h_1 < 2; h_1++) {
-#line 255 "examples/sgemm-wgmma-rounded.ts"
-          const int kt_1 = (int)((unsigned int)step + (unsigned int)h_1);
-#line 256 "examples/sgemm-wgmma-rounded.ts"
-          const int s_2 = it_1 % 4;
 #line 257 "examples/sgemm-wgmma-rounded.ts"
-          tsk_mbarrier_wait(&full[s_2], (it_1 / 4) & 1);
-#line 258 "examples/sgemm-wgmma-rounded.ts"
-          const int stageB = (int)((unsigned int)s_2 * 32u * 128u);
+      for (int step = 0; step < steps; step += 2) {
 #line 259 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
-          for (int j = 0; j < 4; j++) {
+        for (int h_1 = 0; h_1 < 2; h_1++) {
+#line 260 "examples/sgemm-wgmma-rounded.ts"
+          const int kt_1 = (int)((unsigned int)step + (unsigned int)h_1);
 #line 261 "examples/sgemm-wgmma-rounded.ts"
-            a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 0u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 256u * (unsigned int)j)]));
+          const int s_2 = it_1 % 4;
 #line 262 "examples/sgemm-wgmma-rounded.ts"
-            a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 1u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 1024u + 256u * (unsigned int)j)]));
+          tsk_mbarrier_wait(&full[s_2], (it_1 / 4) & 1);
 #line 263 "examples/sgemm-wgmma-rounded.ts"
-            a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 2u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ4 + 256u * (unsigned int)j)]));
+          const int stageB = (int)((unsigned int)s_2 * 32u * 128u);
 #line 264 "examples/sgemm-wgmma-rounded.ts"
+#pragma unroll
+          for (int j = 0; j < 4; j++) {
+#line 266 "examples/sgemm-wgmma-rounded.ts"
+            a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 0u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 256u * (unsigned int)j)]));
+#line 267 "examples/sgemm-wgmma-rounded.ts"
+            a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 1u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 1024u + 256u * (unsigned int)j)]));
+#line 268 "examples/sgemm-wgmma-rounded.ts"
+            a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 2u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ4 + 256u * (unsigned int)j)]));
+#line 269 "examples/sgemm-wgmma-rounded.ts"
             a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 3u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ4 + 1024u + 256u * (unsigned int)j)]));
           }
-#line 266 "examples/sgemm-wgmma-rounded.ts"
+#line 271 "examples/sgemm-wgmma-rounded.ts"
           tsk_wgmma_fence();
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 267 "examples/sgemm-wgmma-rounded.ts"
+#line 272 "examples/sgemm-wgmma-rounded.ts"
             tsk_wgmma_m64n256k8_tf32(&acc[0 * 128], a[(int)((unsigned int)h_1 * 4u + (unsigned int)j_1) * 4], a[(int)((unsigned int)h_1 * 4u + (unsigned int)j_1) * 4 + 1], a[(int)((unsigned int)h_1 * 4u + (unsigned int)j_1) * 4 + 2], a[(int)((unsigned int)h_1 * 4u + (unsigned int)j_1) * 4 + 3], tsk_wgmma_desc(&aTiles[(int)((unsigned int)s_2 * 256u * 32u + 8u * (unsigned int)j_1)]));
           }
-#line 269 "examples/sgemm-wgmma-rounded.ts"
+#line 274 "examples/sgemm-wgmma-rounded.ts"
           tsk_wgmma_commit();
-#line 270 "examples/sgemm-wgmma-rounded.ts"
+#line 275 "examples/sgemm-wgmma-rounded.ts"
           tsk_wgmma_wait<1>();
           tsk_wgmma_hold<32>(a);
-#line 272 "examples/sgemm-wgmma-rounded.ts"
+#line 277 "examples/sgemm-wgmma-rounded.ts"
           if (kt_1 > 0 && (tid & 31) < 2) {
-#line 273 "examples/sgemm-wgmma-rounded.ts"
+#line 278 "examples/sgemm-wgmma-rounded.ts"
             tsk_mbarrier_arrive_cluster(&empty[(int)((unsigned int)it_1 + 4u - 1u) % 4], tid & 31);
           }
-#line 275 "examples/sgemm-wgmma-rounded.ts"
+#line 280 "examples/sgemm-wgmma-rounded.ts"
           it_1 = (int)((unsigned int)it_1 + 1u);
         }
       }
-#line 278 "examples/sgemm-wgmma-rounded.ts"
+#line 283 "examples/sgemm-wgmma-rounded.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<128>(acc);
-#line 280 "examples/sgemm-wgmma-rounded.ts"
+#line 285 "examples/sgemm-wgmma-rounded.ts"
       if ((tid & 31) < 2) {
-#line 281 "examples/sgemm-wgmma-rounded.ts"
+#line 286 "examples/sgemm-wgmma-rounded.ts"
         tsk_mbarrier_arrive_cluster(&empty[(int)((unsigned int)it_1 + 4u - 1u) % 4], tid & 31);
       }
-#line 285 "examples/sgemm-wgmma-rounded.ts"
+#line 290 "examples/sgemm-wgmma-rounded.ts"
       const int base = (int)((unsigned int)m0_1 * (unsigned int)N + (unsigned int)n0_1 + (unsigned int)group * 64u + (unsigned int)columnInBox);
-#line 286 "examples/sgemm-wgmma-rounded.ts"
+#line 291 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
       for (int e = 0; e < 128; e++) {
-#line 287 "examples/sgemm-wgmma-rounded.ts"
+#line 292 "examples/sgemm-wgmma-rounded.ts"
         const int at = (int)((unsigned int)base + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u + (unsigned int)((e >> 6) & 1) * 128u) * (unsigned int)N + (unsigned int)(e & 2) * 16u);
-#line 289 "examples/sgemm-wgmma-rounded.ts"
+#line 294 "examples/sgemm-wgmma-rounded.ts"
         if (beta == 0.0f) {
-#line 290 "examples/sgemm-wgmma-rounded.ts"
+#line 295 "examples/sgemm-wgmma-rounded.ts"
           C[at] = alpha * acc[(int)(0u + (unsigned int)e)];
         } else {
-#line 292 "examples/sgemm-wgmma-rounded.ts"
+#line 297 "examples/sgemm-wgmma-rounded.ts"
           C[at] = alpha * acc[(int)(0u + (unsigned int)e)] + beta * C[at];
         }
       }
     }
   }
-#line 297 "examples/sgemm-wgmma-rounded.ts"
+#line 302 "examples/sgemm-wgmma-rounded.ts"
   tsk_cluster_sync();
-#line 299 "examples/sgemm-wgmma-rounded.ts"
+#line 304 "examples/sgemm-wgmma-rounded.ts"
   if (tid == 0) {
-#line 300 "examples/sgemm-wgmma-rounded.ts"
+#line 305 "examples/sgemm-wgmma-rounded.ts"
     tsk_fence_acq_rel();
     const int finished = atomicAdd(&flags[(int)(2u * (unsigned int)halfTiles)], 1);
     tsk_fence_acq_rel();
     tsk_fence_proxy_async_global();
-#line 301 "examples/sgemm-wgmma-rounded.ts"
+#line 306 "examples/sgemm-wgmma-rounded.ts"
     last[0] = finished == (int)((unsigned int)((int)gridDim.x) - 1u) ? 1 : 0;
   }
-#line 303 "examples/sgemm-wgmma-rounded.ts"
+#line 308 "examples/sgemm-wgmma-rounded.ts"
   __syncthreads();
-#line 304 "examples/sgemm-wgmma-rounded.ts"
+#line 309 "examples/sgemm-wgmma-rounded.ts"
   if (last[0] == 1) {
-#line 305 "examples/sgemm-wgmma-rounded.ts"
+#line 310 "examples/sgemm-wgmma-rounded.ts"
     for (int i_2 = tid; i_2 <= (int)(2u * (unsigned int)halfTiles); i_2 = (int)((unsigned int)i_2 + 384u)) {
-#line 306 "examples/sgemm-wgmma-rounded.ts"
+#line 311 "examples/sgemm-wgmma-rounded.ts"
       *(volatile int*)(&flags[i_2]) = 0;
     }
   }

@@ -462,18 +462,39 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
           const n0 = imul(((imul(unitPair(u, M, N, 8), 2) + clusterRankValue) | 0), 128);
           const row0 = (m0 + imul(clusterRankValue, 128)) | 0;
           const half = (row0 / 128) | 0;
-          let kt = 0;
+          let kt = -1;
           loop1: for (;;) {
             if (!(kt < steps)) break;
             body1: {
-              const firstRound = (kt === 0) ? 0 : ((((kt / 16) | 0) + 1) | 0);
-              const endRound = (((kt % 16) | 0) === 0) ? Math.min(((((((kt / 16) | 0) + 1) | 0) + 1) | 0), rounds) : 0;
+              if (kt >= 0) {
+                if (((kt % 16) | 0) === 0) {
+                  while (!(atomics.load(flags, (((halfTiles + imul(half, steps)) | 0) + ((kt / 16) | 0)) | 0) === Math.min(16, ((steps - kt) | 0)))) yield atomicShared(flags) ? ["waitFlag(flags, …)"] : "waitFlag(flags, …)";
+                }
+                const s_1 = (it % 4) | 0;
+                if (it >= 4) {
+                  while (!mbarrierDone(empty, 4, s_1, ((((it / 4) | 0) + 1) | 0) & 1)) yield "waitBarrier(empty, …)";
+                }
+                it = (it + 1) | 0;
+                threads2: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  const tx = t;
+                  const tid = tx;
+                  if (tid === 0) {
+                    mbarrierArriveExpect(full, 4, s_1, 49152);
+                    for (const clusterPeerBlock of clusterPeers(clusterBlocks, 3)) tileCopy(clusterPeerBlock.aTiles, "aTiles", 32768, (imul(imul(s_1, 256), 32) + imul(imul(clusterRankValue, 128), 32)) | 0, Ar, mapA, imul(kt, 32), row0, clusterPeerBlock.full, 4, s_1);
+                    for (let b = 0; b < 4; b = (b + 1) | 0) {
+                      tileCopy(bTiles, "bTiles", 16384, (imul(imul(s_1, 32), 128) + imul(imul(b, 32), 32)) | 0, B, mapB, (n0 + imul(32, b)) | 0, imul(kt, 32), full, 4, s_1);
+                    }
+                  }
+                }
+              }
+              const firstRound = (kt < 0) ? 0 : ((((((kt / 16) | 0) + 1) | 0) + 1) | 0);
+              const endRound = (kt < 0) ? Math.min(2, rounds) : ((((kt % 16) | 0) === 8) ? Math.min(((((((kt / 16) | 0) + 1) | 0) + 2) | 0), rounds) : 0);
               let r = firstRound;
               loop2: for (;;) {
                 if (!(r < endRound)) break;
                 body2: {
                   const t0 = imul(r, 16);
-                  threads2: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                     const tx = t;
                     const tid = tx;
                     if (tid < 16) {
@@ -490,44 +511,44 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
                       claimed[tid] = won;
                     }
                   }
-                  threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  threads4: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                     const tx = t;
                     const tid = tx;
                     for (let j0 = 0; j0 < 16; j0 = (j0 + 2) | 0) {
-                      for (let b = 0; b < 2; b = (b + 1) | 0) {
-                        if (claimed[((j0 + b) | 0)] === 1) {
+                      for (let b_1 = 0; b_1 < 2; b_1 = (b_1 + 1) | 0) {
+                        if (claimed[((j0 + b_1) | 0)] === 1) {
                           for (let i = 0; i < 8; i = (i + 1) | 0) {
                             const p = (tid + imul(128, i)) | 0;
-                            const x = A[((((imul(((row0 + (p >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b) | 0), 32)) | 0) + imul(4, (p & 7))) | 0)];
-                            const y = A[((((((imul(((row0 + (p >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b) | 0), 32)) | 0) + imul(4, (p & 7))) | 0) + 1) | 0)];
-                            const z = A[((((((imul(((row0 + (p >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b) | 0), 32)) | 0) + imul(4, (p & 7))) | 0) + 2) | 0)];
-                            const w = A[((((((imul(((row0 + (p >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b) | 0), 32)) | 0) + imul(4, (p & 7))) | 0) + 3) | 0)];
-                            held[t * 64 + ((imul(32, b) + imul(4, i)) | 0)] = x;
-                            held[t * 64 + ((((imul(32, b) + imul(4, i)) | 0) + 1) | 0)] = y;
-                            held[t * 64 + ((((imul(32, b) + imul(4, i)) | 0) + 2) | 0)] = z;
-                            held[t * 64 + ((((imul(32, b) + imul(4, i)) | 0) + 3) | 0)] = w;
+                            const x = A[((((imul(((row0 + (p >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_1) | 0), 32)) | 0) + imul(4, (p & 7))) | 0)];
+                            const y = A[((((((imul(((row0 + (p >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_1) | 0), 32)) | 0) + imul(4, (p & 7))) | 0) + 1) | 0)];
+                            const z = A[((((((imul(((row0 + (p >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_1) | 0), 32)) | 0) + imul(4, (p & 7))) | 0) + 2) | 0)];
+                            const w = A[((((((imul(((row0 + (p >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_1) | 0), 32)) | 0) + imul(4, (p & 7))) | 0) + 3) | 0)];
+                            held[t * 64 + ((imul(32, b_1) + imul(4, i)) | 0)] = x;
+                            held[t * 64 + ((((imul(32, b_1) + imul(4, i)) | 0) + 1) | 0)] = y;
+                            held[t * 64 + ((((imul(32, b_1) + imul(4, i)) | 0) + 2) | 0)] = z;
+                            held[t * 64 + ((((imul(32, b_1) + imul(4, i)) | 0) + 3) | 0)] = w;
                           }
                         }
                       }
-                      for (let b_1 = 0; b_1 < 2; b_1 = (b_1 + 1) | 0) {
-                        if (claimed[((j0 + b_1) | 0)] === 1) {
+                      for (let b_2 = 0; b_2 < 2; b_2 = (b_2 + 1) | 0) {
+                        if (claimed[((j0 + b_2) | 0)] === 1) {
                           for (let i_1 = 0; i_1 < 8; i_1 = (i_1 + 1) | 0) {
                             const p_1 = (tid + imul(128, i_1)) | 0;
-                            const h = (imul(32, b_1) + imul(4, i_1)) | 0;
+                            const h = (imul(32, b_2) + imul(4, i_1)) | 0;
                             const lane = roundTf32(held[t * 64 + h]);
                             const lane_1 = roundTf32(held[t * 64 + ((h + 1) | 0)]);
                             const lane_2 = roundTf32(held[t * 64 + ((h + 2) | 0)]);
                             const lane_3 = roundTf32(held[t * 64 + ((h + 3) | 0)]);
-                            Ar[((((imul(((row0 + (p_1 >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_1) | 0), 32)) | 0) + imul(4, (p_1 & 7))) | 0)] = lane;
-                            Ar[((((((imul(((row0 + (p_1 >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_1) | 0), 32)) | 0) + imul(4, (p_1 & 7))) | 0) + 1) | 0)] = lane_1;
-                            Ar[((((((imul(((row0 + (p_1 >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_1) | 0), 32)) | 0) + imul(4, (p_1 & 7))) | 0) + 2) | 0)] = lane_2;
-                            Ar[((((((imul(((row0 + (p_1 >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_1) | 0), 32)) | 0) + imul(4, (p_1 & 7))) | 0) + 3) | 0)] = lane_3;
+                            Ar[((((imul(((row0 + (p_1 >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_2) | 0), 32)) | 0) + imul(4, (p_1 & 7))) | 0)] = lane;
+                            Ar[((((((imul(((row0 + (p_1 >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_2) | 0), 32)) | 0) + imul(4, (p_1 & 7))) | 0) + 1) | 0)] = lane_1;
+                            Ar[((((((imul(((row0 + (p_1 >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_2) | 0), 32)) | 0) + imul(4, (p_1 & 7))) | 0) + 2) | 0)] = lane_2;
+                            Ar[((((((imul(((row0 + (p_1 >> 3)) | 0), K) + imul(((((t0 + j0) | 0) + b_2) | 0), 32)) | 0) + imul(4, (p_1 & 7))) | 0) + 3) | 0)] = lane_3;
                           }
                         }
                       }
                     }
                   }
-                  threads4: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  threads5: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                     const tx = t;
                     const tid = tx;
                     if (tid < 16) {
@@ -538,25 +559,6 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
                   }
                 }
                 r = (r + 1) | 0;
-              }
-              if (((kt % 16) | 0) === 0) {
-                while (!(atomics.load(flags, (((halfTiles + imul(half, steps)) | 0) + ((kt / 16) | 0)) | 0) === Math.min(16, ((steps - kt) | 0)))) yield atomicShared(flags) ? ["waitFlag(flags, …)"] : "waitFlag(flags, …)";
-              }
-              const s_1 = (it % 4) | 0;
-              if (it >= 4) {
-                while (!mbarrierDone(empty, 4, s_1, ((((it / 4) | 0) + 1) | 0) & 1)) yield "waitBarrier(empty, …)";
-              }
-              it = (it + 1) | 0;
-              threads5: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
-                const tx = t;
-                const tid = tx;
-                if (tid === 0) {
-                  mbarrierArriveExpect(full, 4, s_1, 49152);
-                  for (const clusterPeerBlock of clusterPeers(clusterBlocks, 3)) tileCopy(clusterPeerBlock.aTiles, "aTiles", 32768, (imul(imul(s_1, 256), 32) + imul(imul(clusterRankValue, 128), 32)) | 0, Ar, mapA, imul(kt, 32), row0, clusterPeerBlock.full, 4, s_1);
-                  for (let b_2 = 0; b_2 < 4; b_2 = (b_2 + 1) | 0) {
-                    tileCopy(bTiles, "bTiles", 16384, (imul(imul(s_1, 32), 128) + imul(imul(b_2, 32), 32)) | 0, B, mapB, (n0 + imul(32, b_2)) | 0, imul(kt, 32), full, 4, s_1);
-                  }
-                }
               }
             }
             kt = (kt + 1) | 0;
