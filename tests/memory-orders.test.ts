@@ -135,3 +135,47 @@ export const handoff = kernel({ block: [256], targets: ["cuda", "js"] }, (X: Flo
     await expect(launched()).rejects.toThrow(/deadlock in 'handoff': no warpgroup can move \(warpgroup 0 waits at .*handoff\.ts:5:5\)/);
   });
 });
+
+describe("warpgroupBroadcast", () => {
+  // Each warpgroup counts down from a flag its first thread reads: the loop around syncWarpgroup() depends on the
+  // broadcast value, which the compiler knows to be the same across the warpgroup (the flag read is not).
+  const countdown = `import { atomicLoad, f32, kernel, syncWarpgroup, threadIdx, warpgroupBroadcast, warpgroupIdx } from "tskernel";
+export const countdown = kernel({ block: [256], targets: ["cuda", "js"] }, (flags: Int32Array, Y: Float32Array) => {
+  const t = threadIdx.x;
+  const seen = atomicLoad(flags, warpgroupIdx + 2 * (t & 1));
+  const rounds = warpgroupBroadcast(seen);
+  let sum = 0;
+  for (let r = 0; r < rounds; r++) {
+    syncWarpgroup();
+    sum += r + 1;
+  }
+  Y[t] = f32(sum);
+});
+`;
+
+  it("makes a value uniform across the warpgroup: a loop around syncWarpgroup() may depend on it (CPU, random counts)", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tskernel-broadcast-"));
+    fs.writeFileSync(path.join(dir, "countdown.ts"), countdown);
+    const kernel = compileKernelLibrary([path.join(dir, "countdown.ts")], ["js"]).get("countdown");
+    for (const checked of [false, true]) {
+      const device = new CpuDevice({ checked });
+      // Odd threads read other words (2, 3) than the first thread of their warpgroup (0, 1): only thread 0's counts.
+      const counts = Int32Array.from({ length: 4 }, () => 1 + Math.floor(Math.random() * 9));
+      const Y = device.createBuffer(new Float32Array(256).fill(Number.NaN));
+      await device.launch(kernel, { grid: [1], args: [device.createBuffer(counts), Y] });
+      const got = (await device.read(Y)) as Float32Array;
+      const expected = Array.from({ length: 256 }, (_, t) => { const n = counts[t >> 7]!; return (n * (n + 1)) / 2; });
+      expect(Array.from(got)).toEqual(expected);
+    }
+  });
+
+  it("prints a shared word between the warpgroup's named barriers on CUDA; without it the loop is TSK3086", () => {
+    const result = compileSource(countdown.replace("export const countdown", "export const k"), { targets: ["cuda"] });
+    expect(result.rendered).toBe("");
+    const cuda = result.files[0]!.cuda!.source;
+    expect(cuda).toMatch(/const int rounds = tsk_warpgroup_broadcast\(seen\);/);
+    expect(cuda).toContain("if ((linear & 127u) == 0u) tsk_broadcast_word[group] = x;");
+    expect(compileSource(countdown.replace("warpgroupBroadcast(seen)", "seen"), { targets: ["cuda"] }).rendered).toContain("error[TSK3086]: syncWarpgroup() is reached in control flow that differs within a warpgroup");
+    expect(compileSource(countdown.replace('targets: ["cuda", "js"]', 'targets: ["cuda", "js", "wgsl"]'), { targets: ["wgsl"] }).rendered).toContain("error[TSK3085]: WebGPU has no mbarriers or warpgroup roles, and kernel 'countdown' uses");
+  });
+});

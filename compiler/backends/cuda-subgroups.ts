@@ -15,7 +15,7 @@ import { exprsOf, walkExpr, walkStmts } from "../ir/rewrite.ts";
 const full = "0xffffffffu";
 
 /** The helper families a collective needs. */
-type Family = "add" | "min" | "max" | "scan" | "lane";
+type Family = "add" | "min" | "max" | "scan" | "lane" | "warpgroup";
 
 /** Each collective as an expression over its printed arguments ($0, $1), and the helpers it calls. */
 const collectives: Readonly<Record<CollectiveOp, { readonly text: string; readonly needs?: Family }>> = {
@@ -32,6 +32,7 @@ const collectives: Readonly<Record<CollectiveOp, { readonly text: string; readon
   subgroupBallot: { text: `__ballot_sync(${full}, $0)` },
   subgroupAll: { text: `(__all_sync(${full}, $0) != 0)` },
   subgroupAny: { text: `(__any_sync(${full}, $0) != 0)` },
+  warpgroupBroadcast: { text: "tsk_warpgroup_broadcast($0)", needs: "warpgroup" },
 };
 
 /** The CUDA expression of a collective, given its printed arguments. */
@@ -62,8 +63,26 @@ export function subgroupHelpers(bodies: readonly (readonly Stmt[])[]): string[] 
   if (needed.has("min")) lines.push(...reduction("min", "min(x, y)", "fminf(x, y)"));
   if (needed.has("max")) lines.push(...reduction("max", "max(x, y)", "fmaxf(x, y)"));
   if (needed.has("scan")) lines.push(...scans);
+  if (needed.has("warpgroup")) lines.push(...warpgroupBroadcast);
   return lines;
 }
+
+/**
+ * warpgroupBroadcast: the warpgroup's first thread writes the value into its warpgroup's shared word between two
+ * named barriers of the warpgroup (1 + its index, as syncWarpgroup's): the first keeps a fast first thread from
+ * overwriting the word that slow threads are still reading from the broadcast before.
+ */
+const warpgroupBroadcast = (["unsigned", "int", "float"] as const).flatMap((type) => [
+  `__device__ __forceinline__ ${type} tsk_warpgroup_broadcast(${type} x) {`,
+  `  __shared__ ${type} tsk_broadcast_word[8];`,
+  "  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
+  "  const unsigned group = linear >> 7;",
+  '  asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");',
+  "  if ((linear & 127u) == 0u) tsk_broadcast_word[group] = x;",
+  '  asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");',
+  "  return tsk_broadcast_word[group];",
+  "}",
+]);
 
 const laneHelper = [
   "__device__ __forceinline__ int tsk_lane_id() {",

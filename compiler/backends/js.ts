@@ -842,6 +842,12 @@ class KernelPrinter {
       if (!name) throw new Error(`internal: an argument of ${stmt.op} is not a spilled local`);
       return name;
     };
+    // The warpgroup's first thread's value for all of its threads (a role operation: the body runs per warpgroup).
+    if (stmt.op === "warpgroupBroadcast") {
+      const [value, result] = [slots(stmt.args[0]!), this.spilled.get(stmt.result)!];
+      this.out.line(`for (let t = warpgroupFirst, v = ${value}[warpgroupFirst]; t < warpgroupEnd; t++) ${result}[t] = v;`);
+      return;
+    }
     const value = stmt.args[0]!;
     const type = value.type === "bool" ? "\"bool\"" : JSON.stringify(value.type);
     const lanes = stmt.args[1] ? slots(stmt.args[1]) : "undefined";
@@ -849,7 +855,7 @@ class KernelPrinter {
     const done = this.hasReturn ? "done" : "undefined";
     const checked = this.location ? `chk, ${JSON.stringify(this.location(stmt.span))}` : "undefined, undefined";
     const range = this.roles ? "warpgroupEnd, sg" : "threads, sg";
-    this.out.line(`subgroup("${subgroupRuntimeOps[stmt.op]}", ${type}, ${slots(value)}, ${lanes}, ${result}, ${range}, ${done}, ${checked}${this.roles ? ", warpgroupFirst" : ""});`);
+    this.out.line(`subgroup("${subgroupRuntimeOps[stmt.op as keyof typeof subgroupRuntimeOps]}", ${type}, ${slots(value)}, ${lanes}, ${result}, ${range}, ${done}, ${checked}${this.roles ? ", warpgroupFirst" : ""});`);
   }
 
   /** An mma for every warp of the block, over the fragment arrays' per-thread slices (js-runtime.ts). */

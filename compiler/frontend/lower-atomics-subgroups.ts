@@ -72,6 +72,8 @@ export const subgroupFunctions: Readonly<Record<CollectiveOp, SubgroupSignature>
   subgroupBallot: { value: "bool", result: "u32", hint: "ballot" },
   subgroupAll: { value: "bool", result: "bool", hint: "all" },
   subgroupAny: { value: "bool", result: "bool", hint: "any" },
+  // Over the warpgroup rather than the subgroup, but a collective all the same (docs/language.md, roles).
+  warpgroupBroadcast: { value: "numeric", hint: "broadcast" },
 };
 
 export function isSubgroupFunction(name: string): name is CollectiveOp {

@@ -780,7 +780,9 @@ export interface AtomicStmt extends StmtBase {
 export type CollectiveOp =
   | "subgroupAdd" | "subgroupMin" | "subgroupMax" | "subgroupInclusiveAdd" | "subgroupExclusiveAdd"
   | "subgroupBroadcast" | "subgroupShuffle" | "subgroupShuffleXor" | "subgroupShuffleUp" | "subgroupShuffleDown"
-  | "subgroupBallot" | "subgroupAll" | "subgroupAny";
+  | "subgroupBallot" | "subgroupAll" | "subgroupAny"
+  // The first thread's value in every thread of the warpgroup (a collective over 128 threads).
+  | "warpgroupBroadcast";
 
 /** `const s = subgroupAdd(x)`: a collective whose value `result` (declared here) receives. */
 export interface CollectiveStmt extends StmtBase {

@@ -216,15 +216,15 @@ export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
 }
 
 /**
- * Whether a body uses mbarriers, the tensor memory accelerator, setMaxRegisters, warpgroupIdx, syncWarpgroup or
- * waitFlag (not counting clusters).
+ * Whether a body uses mbarriers, the tensor memory accelerator, setMaxRegisters, warpgroupIdx, syncWarpgroup,
+ * waitFlag or warpgroupBroadcast (not counting clusters).
  */
 export function usesRoleOperations(stmts: readonly Stmt[]): boolean {
   let found = false;
   walkStmts(stmts, (stmt) => {
     if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy" || stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") found = true;
     // A warpgroup's own barrier and a wait for a flag: each warpgroup runs (and on the CPU, yields) on its own.
-    if ((stmt.kind === "barrier" && stmt.scope === "warpgroup") || (stmt.kind === "atomic" && stmt.op === "wait")) found = true;
+    if ((stmt.kind === "barrier" && stmt.scope === "warpgroup") || (stmt.kind === "atomic" && stmt.op === "wait") || (stmt.kind === "collective" && stmt.op === "warpgroupBroadcast")) found = true;
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
   });
   return found;

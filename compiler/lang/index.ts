@@ -650,6 +650,17 @@ export function subgroupAny(predicate: boolean): boolean {
   return subgroupOnly("subgroupAny()");
 }
 
+/**
+ * `x` of the first thread of this thread's warpgroup (128 threads), in every thread of the warpgroup: a value
+ * the compiler knows to be the same across the warpgroup, so that control flow around waits, syncWarpgroup()
+ * and matrix operations may depend on it (a flag read with atomicLoad is not, until broadcast). Every thread of
+ * the warpgroup must reach it. CUDA (a shared word and the warpgroup's named barrier) and the CPU backend.
+ */
+export function warpgroupBroadcast<T extends number>(x: T): T {
+  void x;
+  return outsideKernel("warpgroupBroadcast()");
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Warp-level matrix operations (tensor cores)
 

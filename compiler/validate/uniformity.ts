@@ -355,6 +355,12 @@ function nonUniformVariables(body: readonly Stmt[], scope: Scope): Map<Variable,
           if (stmt.result) mark(stmt.result, `holds the old value of ${stmt.array.name}[…] that an atomic returned, which differs between threads`);
           break;
         case "collective": {
+          // The same in every thread of a warpgroup, not of the block (unless its argument is).
+          if (stmt.op === "warpgroupBroadcast") {
+            const differs = scope === "block" ? reasonIn(stmt.args[0]!, result) : undefined;
+            if (differs) mark(stmt.result, `is a warpgroupBroadcast, the same within a warpgroup only (its argument ${differs})`);
+            break;
+          }
           const scan = stmt.op === "subgroupInclusiveAdd" || stmt.op === "subgroupExclusiveAdd";
           const reason = scan
             ? `is a subgroup scan (${stmt.op}), which differs between lanes`

@@ -381,6 +381,7 @@ function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string }
     if (stmt.kind === "tileStoreWait") found = { span: stmt.span, what: "waitTileStores()" };
     if (stmt.kind === "barrier" && stmt.scope === "warpgroup") found = { span: stmt.span, what: "syncWarpgroup()" };
     if (stmt.kind === "atomic" && stmt.op === "wait") found = { span: stmt.span, what: "waitFlag()" };
+    if (stmt.kind === "collective" && stmt.op === "warpgroupBroadcast") found = { span: stmt.span, what: "warpgroupBroadcast()" };
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
   });
   return found;
