@@ -190,11 +190,11 @@ def main(argv=None):
                     # The rung takes A's tensor map as a buffer after C (createTensorMap's bytes, made here the same way).
                     if rounds_a:
                         scratch = torch.full_like(a, float("nan"))
-                        flags = torch.zeros(2 * (m // 128) * (k // 32) + 1, dtype=torch.int32, device=device)
+                        flags = torch.zeros(2 * (m // 128) * (k // 32) + m // 128 + 1, dtype=torch.int32, device=device)
                         if "_PRE" in f:
                             # Timing only: Ar holds A rounded already (cvt.rna's bits), every half k-tile is
-                            # claimed and every round counted whole, restored before each launch (the kernel sets
-                            # them back to 0): what the claims and waits cost without any rounding.
+                            # claimed and every round and row half counted whole, restored before each launch (the
+                            # kernel sets them back to 0): what the checks cost without any rounding.
                             bits = a.view(torch.int32)
                             scratch.view(torch.int32).copy_(((bits & 0x7FFFFFFF) + 0x1000) & 0x7FFFE000 | (bits & -0x80000000))
                             half_tiles, steps = (m // 128) * (k // 32), k // 32
@@ -202,6 +202,8 @@ def main(argv=None):
                             image = torch.zeros_like(flags)
                             image[:half_tiles] = 1
                             image[half_tiles : 2 * half_tiles] = torch.cat([torch.tensor([max(0, min(claims, steps - r * claims)) for r in range(steps)], dtype=torch.int32)] * (m // 128)).to(device)
+                            # Each row half's count, whole (the kernels that read one then skip the claims and waits).
+                            image[2 * half_tiles : 2 * half_tiles + m // 128] = steps
                             preset[f] = preset.get(f, []) + [(flags, image)]
                         else:
                             lang_scratch[f] = lang_scratch.get(f, []) + [flags]

@@ -16,7 +16,8 @@
 // blocks, at most one a multiprocessor: all of them run at once, as the waits need). mapA is Ar's tensor map,
 // createTensorMap(device, Ar, { rows: M, cols: K, boxRows: 128, boxCols: 32 }), mapB is B's,
 // createTensorMap(device, B, { rows: K, cols: N, boxRows: 32, boxCols: 32 }); Ar is M×K f32, flags
-// 2·(M / 128)·(K / 32) + 1 i32, all 0 before the first launch (each launch leaves them so). Launch: block 384.
+// 2·(M / 128)·(K / 32) + M / 128 + 1 i32, all 0 before the first launch (each launch leaves them so). Launch:
+// block 384.
 import {
   arriveBarrier,
   arriveExpectBytes,
@@ -47,6 +48,7 @@ import {
   threadIdx,
   waitBarrier,
   waitFlag,
+  warpgroupBroadcast,
   warpgroupIdx,
   wgmma,
   wgmmaCommit,
@@ -108,7 +110,7 @@ export const sgemmWgmmaRounded = kernel(
     STAGES: Const<i32> = 4,
     SWIZZLE: Const<i32> = 8,
     CLAIMS: Const<i32> = 16,
-    LEAD: Const<i32> = 1,
+    LEAD: Const<i32> = 2,
     BATCH: Const<i32> = 2,
   ) => {
     const aTiles = shared.f32(STAGES * BM * BK);
@@ -127,9 +129,10 @@ export const sgemmWgmmaRounded = kernel(
     const tid = threadIdx.x;
     const steps = K / BK;
     // Flag h·steps + t: half k-tile t of row half h (rows 128h …) is 0 untouched, 1 claimed. Then, at halfTiles +
-    // h·steps + r, how many of round r's half k-tiles of row half h are in Ar; then, at 2·halfTiles, the count of
-    // blocks that have finished.
+    // h·steps + r, how many of round r's half k-tiles of row half h are in Ar; at 2·halfTiles + h, how many of row
+    // half h's; then, at 2·halfTiles + M / 128, the count of blocks that have finished.
     const halfTiles = (M / (BM / 2)) * steps;
+    const finishedAt = 2 * halfTiles + M / (BM / 2);
     if (tid === 0) {
       for (let s = 0; s < STAGES; s++) {
         initBarrier(full, s, 1);
@@ -138,11 +141,12 @@ export const sgemmWgmmaRounded = kernel(
     }
     syncCluster();
     if (warpgroupIdx === 0) {
-      // The producer: sgemm-wgmma-cluster's, which also rounds A, in rounds of CLAIMS k-tiles. Halfway through
-      // each round (and for the first LEAD + 1 rounds at a unit's start) its threads take a pass of claims for the
-      // round LEAD + 1 ahead: one thread a half k-tile claims it if nobody has (a plain look first spares the
-      // atomic on rows already done), all 128 round what the pass took, then publish it. At a round's first
-      // k-tile the warpgroup waits for the round's count (whoever rounded its half k-tiles), then for the stage.
+      // The producer: sgemm-wgmma-cluster's, which also rounds A, in rounds of CLAIMS k-tiles: passes of claims
+      // (below) at a unit's start and halfway through each round take half k-tiles of rounds ahead, one thread a
+      // half k-tile claiming it if nobody has (a plain look first spares the atomic on rows already done); all 128
+      // threads round what a pass took, then publish it. At a round's first k-tile the warpgroup waits for the
+      // round's count (whoever rounded its half k-tiles), then for the stage; a unit whose row half is wholly
+      // rounded already (its count, read once) skips both.
       // Its loads of BATCH = 2 half k-tiles in flight a thread need 104 registers, the consumers' accumulators
       // take the rest (128·104 + 256·200 = 65536 − 1024; at 168 the consumers' wgmmas serialize).
       setMaxRegisters(104);
@@ -153,12 +157,16 @@ export const sgemmWgmmaRounded = kernel(
         const n0 = (unitPair(u, M, N, SWIZZLE) * 2 + clusterRank) * BN;
         const row0 = m0 + clusterRank * (BM / 2);
         const half = row0 / (BM / 2);
+        // Whether every half k-tile of the row half is in Ar already (its count, read once a unit; broadcast from
+        // the first thread so that the whole warpgroup takes the same branch): then no claims and no waits.
+        const roundedBefore = atomicLoad(flags, 2 * halfTiles + half, "acquire");
+        const whole = warpgroupBroadcast(roundedBefore) === steps;
         // kt = −1: the unit's start, which rounds what its first LEAD + 1 rounds need before any copy.
         for (let kt = -1; kt < steps; kt++) {
           if (kt >= 0) {
             // A round's k-tiles are copied once all of them are in Ar, whoever rounded them: one wait a round (a wait
             // a k-tile, in the copies' path, kept the producer from running ahead of the consumers).
-            if (kt % CLAIMS === 0) {
+            if (!whole && kt % CLAIMS === 0) {
               waitFlag(flags, halfTiles + half * steps + kt / CLAIMS, Math.min(CLAIMS, steps - kt));
             }
             const s = it % STAGES;
@@ -174,10 +182,13 @@ export const sgemmWgmmaRounded = kernel(
             }
             it++;
           }
-          // Claims for one more round, LEAD + 1 ahead, halfway through each round, after the copy: the pass's loads
-          // and barriers then overlap the wait for the next stage instead of delaying a copy.
+          // Passes of claims halfway through each round, after the copy: the pass's loads and barriers then overlap
+          // the wait for the next stage instead of delaying a copy.
+          // A pass at the unit's start claims rounds 0 … LEAD; halfway through round r, round r + LEAD + 1. (Passes
+          // that shared a round between the blocks on its row, a few half k-tiles each with a sweep for the rest
+          // before the round's wait, ran slower: bench/README.md, "Rounding A in the language".)
           const firstRound = kt < 0 ? 0 : kt / CLAIMS + LEAD + 1;
-          const endRound = kt < 0 ? Math.min(LEAD + 1, rounds) : kt % CLAIMS === CLAIMS >> 1 ? Math.min(kt / CLAIMS + LEAD + 2, rounds) : 0;
+          const endRound = whole ? 0 : Math.min(kt < 0 ? LEAD + 1 : kt % CLAIMS === CLAIMS >> 1 ? kt / CLAIMS + LEAD + 2 : 0, rounds);
           for (let r = firstRound; r < endRound; r++) {
             const t0 = r * CLAIMS;
             if (tid < CLAIMS) {
@@ -225,6 +236,7 @@ export const sgemmWgmmaRounded = kernel(
             if (tid < CLAIMS) {
               if (claimed[tid] === 1) {
                 atomicAdd(flags, halfTiles + half * steps + r, 1, "release");
+                atomicAdd(flags, 2 * halfTiles + half, 1, "release");
               }
             }
           }
@@ -302,12 +314,12 @@ export const sgemmWgmmaRounded = kernel(
     syncCluster();
     // The last block to get here sets every flag back to 0 for the next launch: the others are done with them.
     if (tid === 0) {
-      const finished = atomicAdd(flags, 2 * halfTiles, 1, "acqRel");
+      const finished = atomicAdd(flags, finishedAt, 1, "acqRel");
       last[0] = finished === gridDim.x - 1 ? 1 : 0;
     }
     syncThreads();
     if (last[0] === 1) {
-      for (let i = tid; i <= 2 * halfTiles; i += 384) {
+      for (let i = tid; i <= finishedAt; i += 384) {
         atomicStore(flags, i, 0);
       }
     }

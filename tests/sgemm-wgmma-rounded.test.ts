@@ -22,7 +22,7 @@ const random = (length: number) => Float32Array.from({ length }, () => Math.rand
 
 async function run(device: Device, kernel: KernelHandle, [m, n, k]: [number, number, number], alpha: number, beta: number, grid: [number, number], launches = 1) {
   const Ar = device.createBuffer(new Float32Array(m * k).fill(Number.NaN));
-  const flags = device.createBuffer(new Int32Array(2 * (m / 128) * (k / 32) + 1));
+  const flags = device.createBuffer(new Int32Array(2 * (m / 128) * (k / 32) + m / 128 + 1));
   const mapA = createTensorMap(device, Ar, { rows: m, cols: k, boxRows: 128, boxCols: 32 });
   const results = [];
   for (let launch = 0; launch < launches; launch++) {

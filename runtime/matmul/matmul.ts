@@ -742,9 +742,9 @@ export function rungArguments(device: Device, rung: Rung, base: readonly [number
   return { args: [...base, ...maps, ...scratch], release: () => maps.forEach((map) => device.free(map)) };
 }
 
-/** The flags a rung that rounds A takes for an m×k A (Rung.roundsA): two a half k-tile, and a count of blocks. */
+/** The flags a rung that rounds A takes for an m×k A (Rung.roundsA): two a half k-tile, one a row half, and a count of blocks. */
 export function roundingFlags(m: number, k: number): number {
-  return 2 * (m / 128) * (k / 32) + 1;
+  return 2 * (m / 128) * (k / 32) + m / 128 + 1;
 }
 
 /**

@@ -82,7 +82,7 @@ export interface Rung {
   /**
    * The kernel rounds A to TF32 (to nearest) once, inside the launch, into a scratch copy Ar of A that its A
    * tensor map describes (examples/sgemm-wgmma-rounded.ts): after the maps it takes Ar (m·k f32) and its flags
-   * (2·(m / 128)·(k / 32) + 1 i32, zero before a launch and left zero by it), which the runtime keeps per device.
+   * (2·(m / 128)·(k / 32) + m / 128 + 1 i32, zero before a launch and left zero by it), which the runtime keeps per device.
    * Its error is torch.mm's with TF32 (both operands rounded): `precision: "tf32-rounded"` takes only such rungs.
    */
   readonly roundsA?: true;

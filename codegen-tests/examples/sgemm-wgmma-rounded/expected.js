@@ -402,18 +402,18 @@ function swizzle128(i) {
   return i ^ (((i >> 5) & 7) << 2);
 }
 
-// Kernel sgemmWgmmaRounded specialized for STAGES = 4, SWIZZLE = 8, CLAIMS = 16, LEAD = 1, BATCH = 2: runs one block.
-export function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
+// Kernel sgemmWgmmaRounded specialized for STAGES = 4, SWIZZLE = 8, CLAIMS = 16, LEAD = 2, BATCH = 2: runs one block.
+export function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2(args, blockIdx, blockDim, gridDim, chk, subgroupSize) {
   if (blockIdx[0] % 2 !== 0 || blockIdx[1] % 1 !== 0 || blockIdx[2] % 1 !== 0) return;
   const clusterBlocks = [], groups = [], blockOf = [];
   for (let rank = 0; rank < 2; rank++) {
     const b = [blockIdx[0] + rank % 2, blockIdx[1] + ((rank / 2) | 0) % 1, blockIdx[2] + ((rank / 2) | 0)];
-    for (const g of sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(args, b, blockDim, gridDim, chk, subgroupSize, clusterBlocks, rank)) { groups.push(g); blockOf.push(rank); }
+    for (const g of sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2_block(args, b, blockDim, gridDim, chk, subgroupSize, clusterBlocks, rank)) { groups.push(g); blockOf.push(rank); }
   }
-  runWarpgroups(groups, undefined, "sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2", blockOf);
+  runWarpgroups(groups, undefined, "sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2", blockOf);
 }
 
-function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(args, blockIdx, blockDim, gridDim, chk, subgroupSize, clusterBlocks, clusterRankValue) {
+function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2_block(args, blockIdx, blockDim, gridDim, chk, subgroupSize, clusterBlocks, clusterRankValue) {
   const sg = subgroupSize ?? 32;
   const [M, N, K, alpha, A, B, beta, C, mapA, mapB, Ar, flags] = args;
   const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
@@ -428,6 +428,10 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
   const held = new Float32Array(threads * 64);
   const acc = new Float32Array(threads * 128);
   const a = new Float32Array(threads * 32);
+  const roundedBefore_slots = new Int32Array(threads);
+  const broadcast_slots = new Int32Array(threads);
+  const whole_slots = new Uint8Array(threads);
+  const endRound_slots = new Int32Array(threads);
   const atQ_slots = new Int32Array(threads);
   const atQ4_slots = new Int32Array(threads);
   clusterBlocks[clusterRankValue] = { aTiles, bTiles, full, empty, claimed, last };
@@ -438,6 +442,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
     const units = imul(((M / 256) | 0), ((((N / 128) | 0) / 2) | 0));
     const steps = (K / 32) | 0;
     const halfTiles = imul(((M / 128) | 0), steps);
+    const finishedAt = (imul(2, halfTiles) + ((M / 128) | 0)) | 0;
     threads0: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       const tx = t;
       const tid = tx;
@@ -462,12 +467,24 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
           const n0 = imul(((imul(unitPair(u, M, N, 8), 2) + clusterRankValue) | 0), 128);
           const row0 = (m0 + imul(clusterRankValue, 128)) | 0;
           const half = (row0 / 128) | 0;
+          threads2: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            let roundedBefore = roundedBefore_slots[t];
+            roundedBefore = atomics.load(flags, (imul(2, halfTiles) + half) | 0);
+            roundedBefore_slots[t] = roundedBefore;
+          }
+          for (let t = warpgroupFirst, v = roundedBefore_slots[warpgroupFirst]; t < warpgroupEnd; t++) broadcast_slots[t] = v;
+          threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+            let whole = whole_slots[t] !== 0;
+            let broadcast = broadcast_slots[t];
+            whole = broadcast === steps;
+            whole_slots[t] = whole ? 1 : 0;
+          }
           let kt = -1;
           loop1: for (;;) {
             if (!(kt < steps)) break;
             body1: {
               if (kt >= 0) {
-                if (((kt % 16) | 0) === 0) {
+                if ((!(whole_slots[warpgroupFirst] !== 0)) && (((kt % 16) | 0) === 0)) {
                   while (!(atomics.load(flags, (((halfTiles + imul(half, steps)) | 0) + ((kt / 16) | 0)) | 0) === Math.min(16, ((steps - kt) | 0)))) yield atomicShared(flags) ? ["waitFlag(flags, …)"] : "waitFlag(flags, …)";
                 }
                 const s_1 = (it % 4) | 0;
@@ -475,7 +492,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
                   while (!mbarrierDone(empty, 4, s_1, ((((it / 4) | 0) + 1) | 0) & 1)) yield "waitBarrier(empty, …)";
                 }
                 it = (it + 1) | 0;
-                threads2: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                threads4: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                   const tx = t;
                   const tid = tx;
                   if (tid === 0) {
@@ -487,14 +504,19 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
                   }
                 }
               }
-              const firstRound = (kt < 0) ? 0 : ((((((kt / 16) | 0) + 1) | 0) + 1) | 0);
-              const endRound = (kt < 0) ? Math.min(2, rounds) : ((((kt % 16) | 0) === 8) ? Math.min(((((((kt / 16) | 0) + 1) | 0) + 2) | 0), rounds) : 0);
+              const firstRound = (kt < 0) ? 0 : ((((((kt / 16) | 0) + 2) | 0) + 1) | 0);
+              threads5: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                let endRound = endRound_slots[t];
+                let whole = whole_slots[t] !== 0;
+                endRound = whole ? 0 : Math.min(((kt < 0) ? 3 : ((((kt % 16) | 0) === 8) ? ((((((kt / 16) | 0) + 2) | 0) + 2) | 0) : 0)), rounds);
+                endRound_slots[t] = endRound;
+              }
               let r = firstRound;
               loop2: for (;;) {
-                if (!(r < endRound)) break;
+                if (!(r < endRound_slots[warpgroupFirst])) break;
                 body2: {
                   const t0 = imul(r, 16);
-                  threads3: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  threads6: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                     const tx = t;
                     const tid = tx;
                     if (tid < 16) {
@@ -511,7 +533,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
                       claimed[tid] = won;
                     }
                   }
-                  threads4: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  threads7: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                     const tx = t;
                     const tid = tx;
                     for (let j0 = 0; j0 < 16; j0 = (j0 + 2) | 0) {
@@ -548,12 +570,13 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
                       }
                     }
                   }
-                  threads5: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  threads8: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                     const tx = t;
                     const tid = tx;
                     if (tid < 16) {
                       if (claimed[tid] === 1) {
                         atomics.add(flags, (((halfTiles + imul(half, steps)) | 0) + r) | 0, 1);
+                        atomics.add(flags, (imul(2, halfTiles) + half) | 0, 1);
                       }
                     }
                   }
@@ -570,7 +593,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
       const group = (warpgroupIndex - 1) | 0;
       const box = imul(imul(imul(2, group), 32), 32);
       let it_1 = 0;
-      threads6: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+      threads9: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
         const tx = t;
         let atQ = atQ_slots[t];
         let atQ4 = atQ4_slots[t];
@@ -590,7 +613,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
         body3: {
           const m0_1 = unitRow(u_1, M, N, 8);
           const n0_1 = imul(((imul(unitPair(u_1, M, N, 8), 2) + clusterRankValue) | 0), 128);
-          threads7: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+          threads10: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
             acc[t * 128 + 0] = 0;
             acc[t * 128 + 1] = 0;
             acc[t * 128 + 2] = 0;
@@ -732,7 +755,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
                   const s_2 = (it_1 % 4) | 0;
                   while (!mbarrierDone(full, 4, s_2, ((it_1 / 4) | 0) & 1)) yield "waitBarrier(full, …)";
                   const stageB = imul(imul(s_2, 32), 128);
-                  threads8: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  threads11: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                     let atQ = atQ_slots[t];
                     let atQ4 = atQ4_slots[t];
                     for (let j = 0; j < 4; j = (j + 1) | 0) {
@@ -750,7 +773,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
                     }
                     j_1 = (j_1 + 1) | 0;
                   }
-                  threads9: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+                  threads12: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
                     const tx = t;
                     const tid = tx;
                     if ((kt_1 > 0) && ((tid & 31) < 2)) {
@@ -764,7 +787,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
             }
             step = (step + 2) | 0;
           }
-          threads10: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+          threads13: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
             const tx = t;
             const ty = (t / nx) | 0;
             const tz = (t / (nx * ny)) | 0;
@@ -790,20 +813,20 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_1_BATCH_2_block(arg
       }
     }
     yield 1;
-    threads11: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+    threads14: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       const tx = t;
       const tid = tx;
       if (tid === 0) {
-        const finished = atomics.add(flags, imul(2, halfTiles), 1);
+        const finished = atomics.add(flags, finishedAt, 1);
         last[0] = (finished === ((gx - 1) | 0)) ? 1 : 0;
       }
     }
     yield 0;
-    threads12: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
+    threads15: for (let t = warpgroupFirst; t < warpgroupEnd; t++) {
       const tx = t;
       const tid = tx;
       if (last[0] === 1) {
-        for (let i_2 = tid; i_2 <= imul(2, halfTiles); i_2 = (i_2 + 384) | 0) {
+        for (let i_2 = tid; i_2 <= finishedAt; i_2 = (i_2 + 384) | 0) {
           atomics.store(flags, i_2, 0);
         }
       }
