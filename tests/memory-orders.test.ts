@@ -173,8 +173,11 @@ export const countdown = kernel({ block: [256], targets: ["cuda", "js"] }, (flag
     const result = compileSource(countdown.replace("export const countdown", "export const k"), { targets: ["cuda"] });
     expect(result.rendered).toBe("");
     const cuda = result.files[0]!.cuda!.source;
-    expect(cuda).toMatch(/const int rounds = tsk_warpgroup_broadcast\(seen\);/);
-    expect(cuda).toContain("if ((linear & 127u) == 0u) tsk_broadcast_word[group] = x;");
+    // The words are one of the kernel's shared arrays, so that the manifest counts them.
+    expect(cuda).toMatch(/__shared__ int broadcastWords\[8\];/);
+    expect(cuda).toMatch(/const int rounds = tsk_warpgroup_broadcast\(seen, &broadcastWords\[0\]\);/);
+    expect(cuda).toContain("if ((linear & 127u) == 0u) words[group] = x;");
+    expect(result.files[0]!.specializations[0]!.facts.sharedBytes).toBe(32);
     expect(compileSource(countdown.replace("warpgroupBroadcast(seen)", "seen"), { targets: ["cuda"] }).rendered).toContain("error[TSK3086]: syncWarpgroup() is reached in control flow that differs within a warpgroup");
     expect(compileSource(countdown.replace('targets: ["cuda", "js"]', 'targets: ["cuda", "js", "wgsl"]'), { targets: ["wgsl"] }).rendered).toContain("error[TSK3085]: WebGPU has no mbarriers or warpgroup roles, and kernel 'countdown' uses");
   });

@@ -7,7 +7,7 @@
 import type { BackendName, KernelArg, Device, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
 import { createTensorMap } from "../../runtime/tensor-map.ts";
 import { targetsLeaveOut } from "../../runtime/launch-check.ts";
-import { persistentGrid } from "../../runtime/matmul/rung.ts";
+import { persistentGrid, roundingFlags } from "../../runtime/matmul/rung.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 
 export interface VariantBuffers {
@@ -229,6 +229,29 @@ export const tensorCoreVariants: readonly MatmulVariant[] = [
       const tiles = (n / 128) * (n / 256);
       const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
       return { grid: persistentGrid({ clusterBlocks: 2 }, tiles, multiprocessors), args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
+    },
+    precision: "tf32",
+  },
+  {
+    // The same with A rounded to TF32 once for the grid (what matmul(…, { precision: "tf32-rounded" }) runs on sm_90):
+    // its scratch copy of A, which A's map describes, and its flags (zeros, which every launch leaves zero), made
+    // with each launch and freed with the maps.
+    id: "sgemm-wgmma-rounded",
+    file: "examples/sgemm-wgmma-rounded.ts",
+    kernel: "sgemmWgmmaRounded",
+    multipleOf: 256,
+    gemm: true,
+    launch: (n, { A, B, C, device }, alpha, beta) => {
+      const rounded = device.createBuffer(new Float32Array(n * n));
+      const flags = device.createBuffer(new Int32Array(roundingFlags(n, n)));
+      const maps = [createTensorMap(device, rounded, { rows: n, cols: n, boxRows: 128, boxCols: 32 }), createTensorMap(device, B, { rows: n, cols: n, boxRows: 32, boxCols: 32 })];
+      const tiles = (n / 128) * (n / 256);
+      const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
+      return {
+        grid: persistentGrid({ clusterBlocks: 2 }, tiles, multiprocessors),
+        args: [n, n, n, alpha, A, B, beta, C, ...maps, rounded, flags],
+        release: () => [...maps, rounded, flags].forEach((buffer) => device.free(buffer)),
+      };
     },
     precision: "tf32",
   },

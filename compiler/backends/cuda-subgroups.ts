@@ -32,7 +32,7 @@ const collectives: Readonly<Record<CollectiveOp, { readonly text: string; readon
   subgroupBallot: { text: `__ballot_sync(${full}, $0)` },
   subgroupAll: { text: `(__all_sync(${full}, $0) != 0)` },
   subgroupAny: { text: `(__any_sync(${full}, $0) != 0)` },
-  warpgroupBroadcast: { text: "tsk_warpgroup_broadcast($0)", needs: "warpgroup" },
+  warpgroupBroadcast: { text: "tsk_warpgroup_broadcast($0, $1)", needs: "warpgroup" },
 };
 
 /** The CUDA expression of a collective, given its printed arguments. */
@@ -68,21 +68,23 @@ export function subgroupHelpers(bodies: readonly (readonly Stmt[])[]): string[] 
 }
 
 /**
- * warpgroupBroadcast: the warpgroup's first thread writes the value into its warpgroup's shared word between two
- * named barriers of the warpgroup (1 + its index, as syncWarpgroup's): the first keeps a fast first thread from
- * overwriting the word that slow threads are still reading from the broadcast before.
+ * warpgroupBroadcast: the warpgroup's first thread writes the value's bits into its warpgroup's word of the
+ * kernel's `words` (a shared array the frontend declares) between two named barriers of the warpgroup (1 + its
+ * index, as syncWarpgroup's): the first keeps a fast first thread from overwriting the word that slow threads are
+ * still reading from the broadcast before.
  */
-const warpgroupBroadcast = (["unsigned", "int", "float"] as const).flatMap((type) => [
-  `__device__ __forceinline__ ${type} tsk_warpgroup_broadcast(${type} x) {`,
-  `  __shared__ ${type} tsk_broadcast_word[8];`,
+const warpgroupBroadcast = [
+  "__device__ __forceinline__ int tsk_warpgroup_broadcast(int x, int* words) {",
   "  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);",
   "  const unsigned group = linear >> 7;",
   '  asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");',
-  "  if ((linear & 127u) == 0u) tsk_broadcast_word[group] = x;",
+  "  if ((linear & 127u) == 0u) words[group] = x;",
   '  asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");',
-  "  return tsk_broadcast_word[group];",
+  "  return words[group];",
   "}",
-]);
+  "__device__ __forceinline__ unsigned tsk_warpgroup_broadcast(unsigned x, int* words) { return (unsigned)tsk_warpgroup_broadcast((int)x, words); }",
+  "__device__ __forceinline__ float tsk_warpgroup_broadcast(float x, int* words) { return __int_as_float(tsk_warpgroup_broadcast(__float_as_int(x), words)); }",
+];
 
 const laneHelper = [
   "__device__ __forceinline__ int tsk_lane_id() {",

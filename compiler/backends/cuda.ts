@@ -611,7 +611,8 @@ function operation(stmt: AtomicStmt | CollectiveStmt, context: StmtContext): voi
     return `${variable.mutable ? "" : "const "}${types[variable.type as ScalarType]} ${names.name(variable, variable.name)} = ${text};`;
   };
   if (stmt.kind === "collective") {
-    out.line(declare(stmt.result, cudaCollective(stmt, stmt.args.map((arg) => printer.print(arg)))));
+    const words = stmt.words ? [`&${names.lookup(stmt.words)}[0]`] : [];
+    out.line(declare(stmt.result, cudaCollective(stmt, [...stmt.args.map((arg) => printer.print(arg)), ...words])));
     return;
   }
   const address = elementAddress(stmt.array, stmt.indices, context);

@@ -91,6 +91,8 @@ export interface FunctionContext {
    */
   pending?: Stmt[];
   hoistBlocked?: string;
+  /** The shared words of the kernel's warpgroupBroadcast calls (one a warpgroup), declared at the first call. */
+  broadcastWords?: ArrayRef;
 }
 
 /** Runs `body` with a fresh list of pending statements; returns them and its result. */

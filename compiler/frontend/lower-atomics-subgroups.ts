@@ -10,7 +10,7 @@
 import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
 import { isComposite } from "../ir/vectors.ts";
-import { isNumeric, valueTypeOf, type ElementScalar, type AtomicOp, type AtomicOrder, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
+import { isNumeric, valueTypeOf, type ArrayRef, type ElementScalar, type AtomicOp, type AtomicOrder, type AtomicStmt, type CollectiveOp, type Expr, type ScalarType, type Span, type Stmt, type Variable } from "../ir/ir.ts";
 import { spanOf, type FunctionContext } from "./context.ts";
 
 export const atomicFunctions: Readonly<Record<string, AtomicOp>> = {
@@ -80,6 +80,19 @@ export function isSubgroupFunction(name: string): name is CollectiveOp {
   return Object.hasOwn(subgroupFunctions, name);
 }
 
+/**
+ * The kernel's shared words for warpgroupBroadcast: one i32 a warpgroup of the largest block (1024 threads), declared
+ * with the kernel's shared arrays at the first call, so that the manifest and the limits count them.
+ */
+function broadcastWords(context: FunctionContext, span: Span): ArrayRef {
+  if (!context.broadcastWords) {
+    const eight: Expr = { kind: "literal", type: "i32", value: 8, span };
+    context.broadcastWords = { kind: "array", name: "broadcastWords", elementType: "i32", space: "shared", access: "read_write", dims: [eight], span };
+    context.shared.push(context.broadcastWords);
+  }
+  return context.broadcastWords;
+}
+
 /** Locals the frontend made for hoisted calls; a declaration initialized with one takes its place. */
 const hoistedResults = new WeakSet<Variable>();
 
@@ -122,7 +135,8 @@ export function lowerSpecialCall(context: FunctionContext, name: string, call: C
   if (isSubgroupFunction(name)) {
     if (context.kind === "helper") return fail("TSK1031", span, [`${name}()`, context.name], { notes: ["subgroup operations are collective: every lane of the subgroup must call them from the kernel body"] });
     const { args, type } = lowerSubgroupArgs(context, name, call, hint);
-    return hoist(context, `${name}()`, type, subgroupFunctions[name].hint, span, (result) => ({ kind: "collective", op: name, args, result, span }));
+    const words = name === "warpgroupBroadcast" ? broadcastWords(context, span) : undefined;
+    return hoist(context, `${name}()`, type, subgroupFunctions[name].hint, span, (result) => ({ kind: "collective", op: name, args, result, ...(words ? { words } : {}), span }));
   }
   return undefined;
 }

@@ -790,6 +790,11 @@ export interface CollectiveStmt extends StmtBase {
   readonly op: CollectiveOp;
   readonly args: readonly Expr[];
   readonly result: Variable;
+  /**
+   * warpgroupBroadcast only: the shared array (8 i32, one a warpgroup of the largest block) through which CUDA
+   * hands the value over, declared once a kernel by the frontend so that the shared memory it takes is counted.
+   */
+  readonly words?: ArrayRef;
 }
 
 /** A nested `{ … }` block: a scope for the declarations inside it. */

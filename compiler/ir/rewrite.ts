@@ -394,6 +394,11 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
       reads.add(stmt.array);
       writes.add(stmt.array);
     }
+    // warpgroupBroadcast hands its value over through the kernel's shared words.
+    if (stmt.kind === "collective" && stmt.words) {
+      reads.add(stmt.words);
+      writes.add(stmt.words);
+    }
     if (stmt.kind === "matrixLoad") {
       reads.add(stmt.source);
       writes.add(stmt.fragment.array);

@@ -67,6 +67,8 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
           return { ...stmt, target: retarget(stmt.target), barriers: retarget(stmt.barriers) };
         case "tileStore":
           return { ...stmt, source: retarget(stmt.source) };
+        case "collective":
+          return stmt.words ? { ...stmt, words: retarget(stmt.words) } : stmt;
         default:
           return stmt;
       }

@@ -28,7 +28,7 @@ import { packageKernelLibrary } from "../package-kernels.ts";
 import { kernelFits } from "../launch-check.ts";
 import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
 import { defaultTuningStore, deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
-import { persistentGrid, type Constants, type Rung, type RungSearch } from "./rung.ts";
+import { persistentGrid, roundingFlags, type Constants, type Rung, type RungSearch } from "./rung.ts";
 import { matmul16Rungs, type MatmulDtype } from "./matmul16.ts";
 
 export type { Constants, Rung, RungSearch } from "./rung.ts";
@@ -386,8 +386,8 @@ export const matmulRungs: readonly Rung[] = [
   },
   {
     // sgemm-wgmma-cluster with A rounded to TF32 once for the grid into a scratch copy: torch.mm's error (2.6e-4
-    // against 4.2e-4), at 83 % and 88 % of torch.mm TF32 at 4096³ and 8192³ on the H100
-    // (bench/results/2026-11-27-tf32-rounded-h100-run2.json); taken for `precision: "tf32-rounded"` only.
+    // against 4.2e-4), at 85.2–85.6 % and 95.3–95.4 % of torch.mm TF32 at 4096³ and 8192³ on the H100
+    // (bench/results/2026-11-27-tf32-rounded-h100-run12.json to -run14); taken for `precision: "tf32-rounded"` only.
     name: "sgemm-wgmma-rounded",
     file: "examples/sgemm-wgmma-rounded.ts",
     kernel: "sgemmWgmmaRounded",
@@ -742,10 +742,6 @@ export function rungArguments(device: Device, rung: Rung, base: readonly [number
   return { args: [...base, ...maps, ...scratch], release: () => maps.forEach((map) => device.free(map)) };
 }
 
-/** The flags a rung that rounds A takes for an m×k A (Rung.roundsA): two a half k-tile, one a row half, and a count of blocks. */
-export function roundingFlags(m: number, k: number): number {
-  return 2 * (m / 128) * (k / 32) + m / 128 + 1;
-}
 
 /**
  * Each device's scratch for the rungs that round A (Rung.roundsA): the rounded copy and its flags, zeros that

@@ -101,6 +101,14 @@ export interface TensorMapBox {
 }
 
 /**
+ * The flags a rung that rounds A takes for an m×k A (Rung.roundsA; examples/sgemm-wgmma-rounded.ts): two a half
+ * k-tile (128 rows × 32 k), one a row half, and a count of finished blocks.
+ */
+export function roundingFlags(m: number, k: number): number {
+  return 2 * (m / 128) * (k / 32) + m / 128 + 1;
+}
+
+/**
  * A persistent rung's grid: its blocks walk the tiles (`tiles`, the rung's grid), so there are no more of them than
  * the GPU runs at once (`multiprocessors`), in whole clusters (the rung's `clusterBlocks`), at least one cluster.
  * matmul(), scaledMatmul(), the torch plan and the bench's variants (which import nothing heavier than this file).

@@ -2,33 +2,16 @@
 // Device code only, for nvcc or NVRTC.
 
 // Subgroup (warp) operations: blocks are whole warps, so every lane takes part (the full mask).
-__device__ __forceinline__ unsigned tsk_warpgroup_broadcast(unsigned x) {
-  __shared__ unsigned tsk_broadcast_word[8];
+__device__ __forceinline__ int tsk_warpgroup_broadcast(int x, int* words) {
   const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
   const unsigned group = linear >> 7;
   asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");
-  if ((linear & 127u) == 0u) tsk_broadcast_word[group] = x;
+  if ((linear & 127u) == 0u) words[group] = x;
   asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");
-  return tsk_broadcast_word[group];
+  return words[group];
 }
-__device__ __forceinline__ int tsk_warpgroup_broadcast(int x) {
-  __shared__ int tsk_broadcast_word[8];
-  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned group = linear >> 7;
-  asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");
-  if ((linear & 127u) == 0u) tsk_broadcast_word[group] = x;
-  asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");
-  return tsk_broadcast_word[group];
-}
-__device__ __forceinline__ float tsk_warpgroup_broadcast(float x) {
-  __shared__ float tsk_broadcast_word[8];
-  const unsigned linear = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned group = linear >> 7;
-  asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");
-  if ((linear & 127u) == 0u) tsk_broadcast_word[group] = x;
-  asm volatile("bar.sync %0, 128;" :: "r"(1 + group) : "memory");
-  return tsk_broadcast_word[group];
-}
+__device__ __forceinline__ unsigned tsk_warpgroup_broadcast(unsigned x, int* words) { return (unsigned)tsk_warpgroup_broadcast((int)x, words); }
+__device__ __forceinline__ float tsk_warpgroup_broadcast(float x, int* words) { return __int_as_float(tsk_warpgroup_broadcast(__float_as_int(x), words)); }
 
 // f32 to tf32 (10 mantissa bits), to nearest with ties away from zero, in an f32 register.
 __device__ __forceinline__ float tsk_tf32(float x) {
@@ -285,7 +268,7 @@ __device__ __forceinline__ int swizzle128(int i) {
 // Kernel sgemmWgmmaRounded specialized for STAGES = 4, SWIZZLE = 8, CLAIMS = 16, LEAD = 2, BATCH = 2; block 384×1×1.
 #line 90 "examples/sgemm-wgmma-rounded.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, float* Ar, int* flags) {
-  // 196740 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
+  // 196772 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
 #line 116 "examples/sgemm-wgmma-rounded.ts"
@@ -300,6 +283,8 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) s
   int (&claimed)[16] = *reinterpret_cast<int (*)[16]>(tsk_dynamic_shared + 196672);
 #line 124 "examples/sgemm-wgmma-rounded.ts"
   int (&last)[1] = *reinterpret_cast<int (*)[1]>(tsk_dynamic_shared + 196736);
+#line 163 "examples/sgemm-wgmma-rounded.ts"
+  int (&broadcastWords)[8] = *reinterpret_cast<int (*)[8]>(tsk_dynamic_shared + 196740);
 #line 123 "examples/sgemm-wgmma-rounded.ts"
   float held[64];
 #line 125 "examples/sgemm-wgmma-rounded.ts"
@@ -352,7 +337,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) s
       const int roundedBefore = (int)tsk_load_acquire(&flags[(int)(2u * (unsigned int)halfTiles + (unsigned int)half)]);
       tsk_fence_proxy_async_global();
 #line 163 "examples/sgemm-wgmma-rounded.ts"
-      const int broadcast = tsk_warpgroup_broadcast(roundedBefore);
+      const int broadcast = tsk_warpgroup_broadcast(roundedBefore, &broadcastWords[0]);
       const bool whole = broadcast == steps;
 #line 165 "examples/sgemm-wgmma-rounded.ts"
       for (int kt = -1; kt < steps; kt++) {

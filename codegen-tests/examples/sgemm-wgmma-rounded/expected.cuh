@@ -8,9 +8,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaRounded_STAGES_4_
 // Launches sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2 with its fixed block 384×1×1; returns the launch error, if any.
 // Atomics update flags in place: what it holds before the launch takes part, so set it first.
 static inline cudaError_t launch_sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C, const unsigned int* mapA, const unsigned int* mapB, float* Ar, int* flags) {
-  // 197764 bytes of shared memory, above the 48 KB every launch may take without asking.
-  static cudaError_t raised = cudaFuncSetAttribute(sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 197764);
+  // 197796 bytes of shared memory, above the 48 KB every launch may take without asking.
+  static cudaError_t raised = cudaFuncSetAttribute(sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2, cudaFuncAttributeMaxDynamicSharedMemorySize, 197796);
   if (raised != cudaSuccess) return raised;
-  sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2<<<grid, dim3(384, 1, 1), 197764, stream>>>(M, N, K, alpha, A, B, beta, C, mapA, mapB, Ar, flags);
+  sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2<<<grid, dim3(384, 1, 1), 197796, stream>>>(M, N, K, alpha, A, B, beta, C, mapA, mapB, Ar, flags);
   return cudaGetLastError();
 }

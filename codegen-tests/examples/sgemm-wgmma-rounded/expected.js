@@ -425,6 +425,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2_block(arg
   const empty = new Int32Array(20);
   const claimed = new Int32Array(16);
   const last = new Int32Array(1);
+  const broadcastWords = new Int32Array(8);
   const held = new Float32Array(threads * 64);
   const acc = new Float32Array(threads * 128);
   const a = new Float32Array(threads * 32);
@@ -434,7 +435,7 @@ function sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2_block(arg
   const endRound_slots = new Int32Array(threads);
   const atQ_slots = new Int32Array(threads);
   const atQ4_slots = new Int32Array(threads);
-  clusterBlocks[clusterRankValue] = { aTiles, bTiles, full, empty, claimed, last };
+  clusterBlocks[clusterRankValue] = { aTiles, bTiles, full, empty, claimed, last, broadcastWords };
   if (threads % 128 !== 0) throw new Error("tskernel: warpgroup roles need blocks of whole warpgroups (128 threads); this block has " + threads);
   function* warpgroupBody(warpgroupIndex) {
     const warpgroupFirst = warpgroupIndex * 128, warpgroupEnd = warpgroupFirst + 128;
