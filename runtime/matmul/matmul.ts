@@ -386,8 +386,8 @@ export const matmulRungs: readonly Rung[] = [
   },
   {
     // sgemm-wgmma-cluster with A rounded to TF32 once for the grid into a scratch copy: torch.mm's error (2.6e-4
-    // against 4.2e-4), at 85.2–85.6 % and 95.3–95.4 % of torch.mm TF32 at 4096³ and 8192³ on the H100
-    // (bench/results/2026-11-27-tf32-rounded-h100-run12.json to -run14); taken for `precision: "tf32-rounded"` only.
+    // against 4.2e-4), at 85.2–86.5 % and 95.3–96.2 % of torch.mm TF32 at 4096³ and 8192³ on the H100
+    // (bench/results/2026-11-27-tf32-rounded-h100-run12.json to -run16); taken for `precision: "tf32-rounded"` only.
     name: "sgemm-wgmma-rounded",
     file: "examples/sgemm-wgmma-rounded.ts",
     kernel: "sgemmWgmmaRounded",
