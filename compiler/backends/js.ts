@@ -76,7 +76,7 @@ const reserved: ReadonlySet<string> = new Set([
   "atomicBits", "atomicShared", "atomicBitsOf", "atomicUpdate", "SharedArrayBuffer", "Atomics",
   "roundTf32", "tf32Scratch", "tf32Bits", "mmaA", "mmaB", "mmaC", "mmaM16n8k8", "truncateTf32", "wgmmaA", "wgmmaB", "wgmmaC", "wgmmaM64k8",
   "wgmma16Slot", "wgmma16Bits", "wgmma16Scales", "wgmma16Decode", "wgmma16Swizzle", "wgmmaA16", "wgmmaB16", "wgmmaM64k16",
-  "wgmma16LoadB", "wgmma16Accumulate", "wgmmaM64k16r", "wgmma8Swizzle", "wgmmaA8", "wgmmaB8", "wgmmaM64k32",
+  "wgmma16LoadB", "wgmmaAccumulate", "wgmmaM64k16r", "wgmma8Swizzle", "wgmmaA8", "wgmmaB8", "wgmmaM64k32",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
   "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups", "flagPause",
   "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore",

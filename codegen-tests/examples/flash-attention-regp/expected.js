@@ -107,32 +107,40 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, f
       wgmmaB[k * n + c] = truncateTf32(b[i ^ (((i >> 5) & 7) << 2)]);
     }
   }
-  const per = n / 2;
   for (let w = first; w < threads; w += 128) {
     for (let lane = 0; lane < 128; lane++) {
-      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, t = w + lane;
-      const ai = t * aSize + aAt * 4, ci = t * accSize + accAt * per;
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ai = (w + lane) * aSize + aAt * 4;
       wgmmaA[row * 8 + q] = a[ai]; wgmmaA[(row + 8) * 8 + q] = a[ai + 1]; wgmmaA[row * 8 + q + 4] = a[ai + 2]; wgmmaA[(row + 8) * 8 + q + 4] = a[ai + 3];
-      for (let j = 0; j < n / 8; j++) {
-        const col = 8 * j + 2 * q;
-        wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
-        wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
-      }
     }
-    for (let r = 0; r < 64; r++) {
-      for (let c = 0; c < n; c++) {
-        let sum = wgmmaC[r * n + c];
-        for (let k = 0; k < 8; k++) sum = fround(sum + wgmmaA[r * 8 + k] * wgmmaB[k * n + c]);
-        wgmmaC[r * n + c] = sum;
-      }
+    wgmmaAccumulate(n, acc, accSize, accAt, w, wgmmaA, wgmmaB, 8);
+  }
+}
+// One warpgroup's (threads w … w + 127) accumulators plus A (64×depth, row-major) times B (depth×n): the
+// accumulator fragments gathered into wgmmaC, each sum taken in k order with one f32 rounding an addition, then
+// scattered back (every shape's order: ir/matrix.ts's references).
+function wgmmaAccumulate(n, acc, accSize, accAt, w, A, B, depth) {
+  const per = n / 2;
+  for (let lane = 0; lane < 128; lane++) {
+    const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+    for (let j = 0; j < n / 8; j++) {
+      const col = 8 * j + 2 * q;
+      wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
+      wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
     }
-    for (let lane = 0; lane < 128; lane++) {
-      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
-      for (let j = 0; j < n / 8; j++) {
-        const col = 8 * j + 2 * q;
-        acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
-        acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
-      }
+  }
+  for (let r = 0; r < 64; r++) {
+    for (let c = 0; c < n; c++) {
+      let sum = wgmmaC[r * n + c];
+      for (let k = 0; k < depth; k++) sum = fround(sum + A[r * depth + k] * B[k * n + c]);
+      wgmmaC[r * n + c] = sum;
+    }
+  }
+  for (let lane = 0; lane < 128; lane++) {
+    const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+    for (let j = 0; j < n / 8; j++) {
+      const col = 8 * j + 2 * q;
+      acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
+      acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
     }
   }
 }
@@ -164,40 +172,14 @@ function wgmma16LoadB(n, b, bOffset, bMajor, bBoxRows, half) {
     for (let c = 0; c < n; c++) for (let k = 0; k < 16; k++) wgmmaB16[k * n + c] = wgmma16Decode(b[bOffset + (c >> 6) * 64 * bBoxRows + wgmma16Swizzle(64 * k + (c & 63))], half);
   }
 }
-// acc += wgmmaA16 · wgmmaB16 for the warpgroup of threads w … w + 127.
-function wgmma16Accumulate(n, acc, accSize, accAt, w) {
-  const per = n / 2;
-  for (let lane = 0; lane < 128; lane++) {
-    const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
-    for (let j = 0; j < n / 8; j++) {
-      const col = 8 * j + 2 * q;
-      wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
-      wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
-    }
-  }
-  for (let r = 0; r < 64; r++) {
-    for (let c = 0; c < n; c++) {
-      let sum = wgmmaC[r * n + c];
-      for (let k = 0; k < 16; k++) sum = fround(sum + wgmmaA16[r * 16 + k] * wgmmaB16[k * n + c]);
-      wgmmaC[r * n + c] = sum;
-    }
-  }
-  for (let lane = 0; lane < 128; lane++) {
-    const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
-    for (let j = 0; j < n / 8; j++) {
-      const col = 8 * j + 2 * q;
-      acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
-      acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
-    }
-  }
-}
+// acc += A · B for each warpgroup (wgmmaAccumulate, in warpgroupRuntime, which comes first).
 function wgmmaM64k16(n, acc, accSize, accAt, a, aOffset, b, bOffset, bMajor, bBoxRows, half, threads, first = 0) {
   if (threads % 128 !== 0) throw new Error("tskernel: wgmma needs blocks of whole warpgroups (128 threads); this block has " + threads);
   if (aOffset % 16 !== 0 || aOffset % 512 >= 64 || aOffset < 0) throw new Error("tskernel: wgmma reads A at element offset " + aOffset + ": it must be a multiple of 16 with offset % 512 < 64");
   if (aOffset + 64 * 63 + 16 > a.length) throw new Error("tskernel: wgmma reads A up to element " + (aOffset + 64 * 63 + 15) + " of a shared array of " + a.length);
   for (let r = 0; r < 64; r++) for (let k = 0; k < 16; k++) wgmmaA16[r * 16 + k] = wgmma16Decode(a[wgmma16Swizzle(aOffset + 64 * r + k)], half);
   wgmma16LoadB(n, b, bOffset, bMajor, bBoxRows, half);
-  for (let w = first; w < threads; w += 128) wgmma16Accumulate(n, acc, accSize, accAt, w);
+  for (let w = first; w < threads; w += 128) wgmmaAccumulate(n, acc, accSize, accAt, w, wgmmaA16, wgmmaB16, 16);
 }
 // A from each warpgroup's A fragments: element e of thread lane at row 16·(lane >> 5) + g + 8·((e >> 1) & 1),
 // column 2q + (e & 1) + 8·(e >> 2) (g = (lane & 31) >> 2, q = lane & 3).
@@ -209,7 +191,7 @@ function wgmmaM64k16r(n, acc, accSize, accAt, a, aSize, aAt, b, bOffset, bMajor,
       const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ai = (w + lane) * aSize + aAt * 8;
       for (let e = 0; e < 8; e++) wgmmaA16[(row + 8 * ((e >> 1) & 1)) * 16 + 2 * q + (e & 1) + 8 * (e >> 2)] = a[ai + e];
     }
-    wgmma16Accumulate(n, acc, accSize, accAt, w);
+    wgmmaAccumulate(n, acc, accSize, accAt, w, wgmmaA16, wgmmaB16, 16);
   }
 }
 // mbarriers: [expected, missing, completed phases, initialized, bytes missing] per barrier; waits yield until

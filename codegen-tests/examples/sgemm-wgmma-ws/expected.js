@@ -58,32 +58,40 @@ function wgmmaM64k8(n, acc, accSize, accAt, a, aSize, aAt, b, offset, threads, f
       wgmmaB[k * n + c] = truncateTf32(b[i ^ (((i >> 5) & 7) << 2)]);
     }
   }
-  const per = n / 2;
   for (let w = first; w < threads; w += 128) {
     for (let lane = 0; lane < 128; lane++) {
-      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, t = w + lane;
-      const ai = t * aSize + aAt * 4, ci = t * accSize + accAt * per;
+      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ai = (w + lane) * aSize + aAt * 4;
       wgmmaA[row * 8 + q] = a[ai]; wgmmaA[(row + 8) * 8 + q] = a[ai + 1]; wgmmaA[row * 8 + q + 4] = a[ai + 2]; wgmmaA[(row + 8) * 8 + q + 4] = a[ai + 3];
-      for (let j = 0; j < n / 8; j++) {
-        const col = 8 * j + 2 * q;
-        wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
-        wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
-      }
     }
-    for (let r = 0; r < 64; r++) {
-      for (let c = 0; c < n; c++) {
-        let sum = wgmmaC[r * n + c];
-        for (let k = 0; k < 8; k++) sum = fround(sum + wgmmaA[r * 8 + k] * wgmmaB[k * n + c]);
-        wgmmaC[r * n + c] = sum;
-      }
+    wgmmaAccumulate(n, acc, accSize, accAt, w, wgmmaA, wgmmaB, 8);
+  }
+}
+// One warpgroup's (threads w … w + 127) accumulators plus A (64×depth, row-major) times B (depth×n): the
+// accumulator fragments gathered into wgmmaC, each sum taken in k order with one f32 rounding an addition, then
+// scattered back (every shape's order: ir/matrix.ts's references).
+function wgmmaAccumulate(n, acc, accSize, accAt, w, A, B, depth) {
+  const per = n / 2;
+  for (let lane = 0; lane < 128; lane++) {
+    const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+    for (let j = 0; j < n / 8; j++) {
+      const col = 8 * j + 2 * q;
+      wgmmaC[row * n + col] = acc[ci + 4 * j]; wgmmaC[row * n + col + 1] = acc[ci + 4 * j + 1];
+      wgmmaC[(row + 8) * n + col] = acc[ci + 4 * j + 2]; wgmmaC[(row + 8) * n + col + 1] = acc[ci + 4 * j + 3];
     }
-    for (let lane = 0; lane < 128; lane++) {
-      const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
-      for (let j = 0; j < n / 8; j++) {
-        const col = 8 * j + 2 * q;
-        acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
-        acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
-      }
+  }
+  for (let r = 0; r < 64; r++) {
+    for (let c = 0; c < n; c++) {
+      let sum = wgmmaC[r * n + c];
+      for (let k = 0; k < depth; k++) sum = fround(sum + A[r * depth + k] * B[k * n + c]);
+      wgmmaC[r * n + c] = sum;
+    }
+  }
+  for (let lane = 0; lane < 128; lane++) {
+    const row = 16 * (lane >> 5) + ((lane & 31) >> 2), q = lane & 3, ci = (w + lane) * accSize + accAt * per;
+    for (let j = 0; j < n / 8; j++) {
+      const col = 8 * j + 2 * q;
+      acc[ci + 4 * j] = wgmmaC[row * n + col]; acc[ci + 4 * j + 1] = wgmmaC[row * n + col + 1];
+      acc[ci + 4 * j + 2] = wgmmaC[(row + 8) * n + col]; acc[ci + 4 * j + 3] = wgmmaC[(row + 8) * n + col + 1];
     }
   }
 }
