@@ -220,12 +220,26 @@ export function usesWarpgroupRoles(stmts: readonly Stmt[]): boolean {
  * waitFlag or warpgroupBroadcast (not counting clusters).
  */
 export function usesRoleOperations(stmts: readonly Stmt[]): boolean {
-  let found = false;
-  walkStmts(stmts, (stmt) => {
-    if (stmt.kind === "barrierOp" || stmt.kind === "setMaxRegisters" || stmt.kind === "tileCopy" || stmt.kind === "tileStore" || stmt.kind === "tileStoreWait") found = true;
-    // A warpgroup's own barrier and a wait for a flag: each warpgroup runs (and on the CPU, yields) on its own.
-    if ((stmt.kind === "barrier" && stmt.scope === "warpgroup") || (stmt.kind === "atomic" && stmt.op === "wait") || (stmt.kind === "collective" && stmt.op === "warpgroupBroadcast")) found = true;
-    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = true));
+  return firstRoleOperation(stmts) !== undefined;
+}
+
+/** The first operation in a body that gives it warpgroup roles (usesRoleOperations), with how the user wrote it (TSK3085). */
+export function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string } | undefined {
+  let found: { span: Span; what: string } | undefined;
+  const names = { init: "initBarrier()", arrive: "arriveBarrier()", arriveCopies: "arriveAfterCopies()", arriveExpect: "arriveExpectBytes()", wait: "waitBarrier()" } as const;
+  walkStmts(body, (stmt) => {
+    if (found) return;
+    if (stmt.kind === "barrierOp") found = { span: stmt.span, what: names[stmt.op] };
+    if (stmt.kind === "setMaxRegisters") found = { span: stmt.span, what: "setMaxRegisters()" };
+    if (stmt.kind === "tileCopy") found = { span: stmt.span, what: "copyTile()" };
+    if (stmt.kind === "tileStore") found = { span: stmt.span, what: "storeTile()" };
+    if (stmt.kind === "tileStoreWait") found = { span: stmt.span, what: "waitTileStores()" };
+    // A warpgroup's own barrier, a wait for a flag and a warpgroup collective: each warpgroup runs (and on the CPU,
+    // yields) on its own.
+    if (stmt.kind === "barrier" && stmt.scope === "warpgroup") found = { span: stmt.span, what: "syncWarpgroup()" };
+    if (stmt.kind === "atomic" && stmt.op === "wait") found = { span: stmt.span, what: "waitFlag()" };
+    if (stmt.kind === "collective" && stmt.op === "warpgroupBroadcast") found = { span: stmt.span, what: "warpgroupBroadcast()" };
+    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
   });
   return found;
 }

@@ -8,7 +8,7 @@
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { arrayStride, isFragmentOperand, scalars, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
-import { exprsOf, firstClusterOperation, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, usesRoleOperations, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
+import { exprsOf, firstClusterOperation, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, firstRoleOperation, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupDepth, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { layoutOf } from "../ir/types.ts";
 import { targets, type TargetLimits, type TargetName } from "../backends/targets.ts";
@@ -368,25 +368,6 @@ function checkParamLimits(kernel: Kernel, limits: TargetLimits, displayName: str
   }
 }
 
-/** The first use of mbarriers or of `warpgroupIdx` in a body, with how the user wrote it (TSK3085). */
-function firstRoleOperation(body: readonly Stmt[]): { span: Span; what: string } | undefined {
-  let found: { span: Span; what: string } | undefined;
-  const names = { init: "initBarrier()", arrive: "arriveBarrier()", arriveCopies: "arriveAfterCopies()", arriveExpect: "arriveExpectBytes()", wait: "waitBarrier()" } as const;
-  walkStmts(body, (stmt) => {
-    if (found) return;
-    if (stmt.kind === "barrierOp") found = { span: stmt.span, what: names[stmt.op] };
-    if (stmt.kind === "setMaxRegisters") found = { span: stmt.span, what: "setMaxRegisters()" };
-    if (stmt.kind === "tileCopy") found = { span: stmt.span, what: "copyTile()" };
-    if (stmt.kind === "tileStore") found = { span: stmt.span, what: "storeTile()" };
-    if (stmt.kind === "tileStoreWait") found = { span: stmt.span, what: "waitTileStores()" };
-    if (stmt.kind === "barrier" && stmt.scope === "warpgroup") found = { span: stmt.span, what: "syncWarpgroup()" };
-    if (stmt.kind === "atomic" && stmt.op === "wait") found = { span: stmt.span, what: "waitFlag()" };
-    if (stmt.kind === "collective" && stmt.op === "warpgroupBroadcast") found = { span: stmt.span, what: "warpgroupBroadcast()" };
-    for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => !found && e.kind === "subgroupBuiltin" && e.builtin === "warpgroupIdx" && (found = { span: e.span, what: "warpgroupIdx" }));
-  });
-  return found;
-}
-
 /** The way out of a capability a target lacks (TSK3048, TSK3050): build the kernel for the other targets only. */
 function declareTargetsNote(displayName: string): string {
   return `declare the targets the kernel is for in its options, \`kernel({ …, targets: ["cuda", "js"] }, …)\`: a build for ${displayName} then skips it`;
@@ -440,8 +421,8 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
   if (!limits.deviceScopeFence) {
     walkStmts(kernel.body, (stmt) => {
       if (stmt.kind === "atomic" && stmt.order && stmt.op !== "wait") {
-        const name = ({ load: "atomicLoad", store: "atomicStore" } as Record<string, string>)[stmt.op] ?? `atomic${stmt.op[0]!.toUpperCase()}${stmt.op.slice(1)}`;
-        diagnostics.push(makeDiagnostic("TSK3051", stmt.span, [displayName, kernel.name, `${name}()`, stmt.order], {
+        const name = `atomic${stmt.op[0]!.toUpperCase()}${stmt.op.slice(1)}()`;
+        diagnostics.push(makeDiagnostic("TSK3051", stmt.span, [displayName, kernel.name, name, stmt.order], {
           notes: [
             "WGSL's atomics are relaxed and storageBarrier() orders memory within one workgroup only, so another workgroup may see a flag set before the data it guards",
             `${declareTargetsNote(displayName)}; or do the work in several launches (examples/scan.ts)`,
@@ -492,7 +473,7 @@ export function checkTargetLimits(kernel: Kernel, facts: KernelFacts, targetName
     }
     if (threads % warpgroupLanes !== 0 && usesWarpgroupRoles(kernel.body)) {
       // Roles proper, or clusters alone, whose blocks the CPU runs as warpgroup coroutines side by side.
-      const cluster = usesRoleOperations(kernel.body) ? undefined : firstClusterOperation(kernel.body);
+      const cluster = firstRoleOperation(kernel.body) ? undefined : firstClusterOperation(kernel.body);
       const what = cluster ? `cluster operations (${cluster.what}), which the CPU runs as warpgroup roles` : "warpgroup roles (warpgroupIdx or mbarriers)";
       diagnostics.push(makeDiagnostic("TSK3088", kernel.blockSpan ?? kernel.span, [kernel.name, threads, what], {
         notes: ["warpgroups are four consecutive warps (128 threads) along the linear thread index; a role is taken by whole warpgroups"],
