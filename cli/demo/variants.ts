@@ -208,6 +208,29 @@ export const seedVariants: readonly MatmulVariant[] = [
 ];
 
 /**
+ * A persistent grid over an n×n product's 256×128 tiles, in whole clusters of `clusterBlocks`: at most one block a
+ * multiprocessor of a device that says how many it has (CUDA), one a tile elsewhere.
+ */
+function persistentTiles(n: number, device: Device, clusterBlocks?: number): Dim3 {
+  const tiles = (n / 128) * (n / 256);
+  return persistentGrid({ clusterBlocks }, tiles, (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles);
+}
+
+/**
+ * The clustered TF32 rungs' launch: A's map (over `mapped`, A itself or a rounded copy of it) in half-height boxes
+ * (128 rows of 32: each block of a cluster copies half of A's k-tile for both), B's in 32 × 32 boxes, then `extra`
+ * buffers; a persistent grid of whole clusters of two. `release` frees the maps and the extra buffers.
+ */
+function clusterLaunch(n: number, mapped: DeviceBuffer, { A, B, C, device }: VariantBuffers, alpha: number, beta: number, extra: readonly DeviceBuffer[] = []) {
+  const maps = [createTensorMap(device, mapped, { rows: n, cols: n, boxRows: 128, boxCols: 32 }), createTensorMap(device, B, { rows: n, cols: n, boxRows: 32, boxCols: 32 })];
+  return {
+    grid: persistentTiles(n, device, 2),
+    args: [n, n, n, alpha, A, B, beta, C, ...maps, ...extra],
+    release: () => [...maps, ...extra].forEach((buffer) => device.free(buffer)),
+  };
+}
+
+/**
  * The tensor-core rungs (TF32 inputs, f32 accumulation), benchmarked beside the seed ladder where a backend has
  * matrix operations (CUDA, and the CPU's emulation: their kernels' targets are cuda and js); not in the demo,
  * whose ladder is FP32 throughout. The warpgroup rungs (wgmma: in clusters, with and without warp specialization) run on
@@ -216,20 +239,13 @@ export const seedVariants: readonly MatmulVariant[] = [
  */
 export const tensorCoreVariants: readonly MatmulVariant[] = [
   {
-    // The clustered rung (what matmul(…, { precision: "tf32" }) runs on sm_90 where n is a multiple of 256): A's
-    // map in half-height boxes (128 rows of 32: each block of a cluster copies half of A's k-tile for both), B's
-    // in 32 × 32 boxes, a persistent grid of whole clusters of two, at most one block a multiprocessor.
+    // The clustered rung (what matmul(…, { precision: "tf32" }) runs on sm_90 where n is a multiple of 256).
     id: "sgemm-wgmma-cluster",
     file: "examples/sgemm-wgmma-cluster.ts",
     kernel: "sgemmWgmmaCluster",
     multipleOf: 256,
     gemm: true,
-    launch: (n, { A, B, C, device }, alpha, beta) => {
-      const maps = [createTensorMap(device, A, { rows: n, cols: n, boxRows: 128, boxCols: 32 }), createTensorMap(device, B, { rows: n, cols: n, boxRows: 32, boxCols: 32 })];
-      const tiles = (n / 128) * (n / 256);
-      const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
-      return { grid: persistentGrid({ clusterBlocks: 2 }, tiles, multiprocessors), args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
-    },
+    launch: (n, buffers, alpha, beta) => clusterLaunch(n, buffers.A, buffers, alpha, beta),
     precision: "tf32",
   },
   {
@@ -241,17 +257,10 @@ export const tensorCoreVariants: readonly MatmulVariant[] = [
     kernel: "sgemmWgmmaRounded",
     multipleOf: 256,
     gemm: true,
-    launch: (n, { A, B, C, device }, alpha, beta) => {
-      const rounded = device.createBuffer(new Float32Array(n * n));
-      const flags = device.createBuffer(new Int32Array(roundingFlags(n, n)));
-      const maps = [createTensorMap(device, rounded, { rows: n, cols: n, boxRows: 128, boxCols: 32 }), createTensorMap(device, B, { rows: n, cols: n, boxRows: 32, boxCols: 32 })];
-      const tiles = (n / 128) * (n / 256);
-      const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
-      return {
-        grid: persistentGrid({ clusterBlocks: 2 }, tiles, multiprocessors),
-        args: [n, n, n, alpha, A, B, beta, C, ...maps, rounded, flags],
-        release: () => [...maps, rounded, flags].forEach((buffer) => device.free(buffer)),
-      };
+    launch: (n, buffers, alpha, beta) => {
+      const rounded = buffers.device.createBuffer(new Float32Array(n * n));
+      const flags = buffers.device.createBuffer(new Int32Array(roundingFlags(n, n)));
+      return clusterLaunch(n, rounded, buffers, alpha, beta, [rounded, flags]);
     },
     precision: "tf32",
   },
@@ -310,9 +319,7 @@ export const halfVariants: readonly MatmulVariant[] = (["bf16", "f16"] as const)
         createTensorMap(device, B, { rows: n, cols: n, boxRows: 64, boxCols: 64 }),
         createTensorMap(device, C, { rows: n, cols: n, boxRows: 64, boxCols: 64 }),
       ];
-      const tiles = (n / 128) * (n / 256);
-      const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? tiles;
-      return { grid: persistentGrid({}, tiles, multiprocessors), args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
+      return { grid: persistentTiles(n, device), args: [n, n, n, alpha, A, B, beta, C, ...maps], release: () => maps.forEach((map) => device.free(map)) };
     },
   },
   {

@@ -362,45 +362,42 @@ const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / 
  * The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device (and the
  * precision: the TF32 rung only when asked for).
  */
+/**
+ * Clusters of two blocks sharing A's k-tiles by multicast, B by the tensor memory accelerator too, a persistent
+ * grid: medians of 97.6 % and 95.6 % of torch.mm TF32 at 4096³ and 8192³ on the H100 over 20 and 19 runs
+ * (bench/results/2026-11-27-tf32-cluster-h100-run19.json to -run38). Column tiles in pairs: N a multiple of 256.
+ */
+const clusterRung: Rung = {
+  name: "sgemm-wgmma-cluster",
+  file: "examples/sgemm-wgmma-cluster.ts",
+  kernel: "sgemmWgmmaCluster",
+  precision: "tf32",
+  cudaArch: "sm_90",
+  multiples: () => [256, 256, 64],
+  // Tiles (blocks' worth of work); the launch takes min(tiles, multiprocessors), whole clusters.
+  grid: (m, n) => [(n / 128) * (m / 256), 1],
+  persistent: true,
+  clusterBlocks: 2,
+  tensorMapA: { boxRows: 128, boxCols: 32 },
+  tensorMapB: { boxRows: 32, boxCols: 32 },
+  search: searchWgmmaCluster,
+  notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
+};
+const { search: _clusterSearch, ...clusterShape } = clusterRung;
+
 export const matmulRungs: readonly Rung[] = [
   ...matmul16Rungs,
-  {
-    // Clusters of two blocks sharing A's k-tiles by multicast, B by the tensor memory accelerator too, a
-    // persistent grid: medians of 97.6 % and 95.6 % of torch.mm TF32 at 4096³ and 8192³ on the H100 over 20 and
-    // 19 runs (bench/results/2026-11-27-tf32-cluster-h100-run19.json to -run38). Column tiles in pairs: N a
-    // multiple of 256.
-    name: "sgemm-wgmma-cluster",
-    file: "examples/sgemm-wgmma-cluster.ts",
-    kernel: "sgemmWgmmaCluster",
-    precision: "tf32",
-    cudaArch: "sm_90",
-    multiples: () => [256, 256, 64],
-    // Tiles (blocks' worth of work); the launch takes min(tiles, multiprocessors), whole clusters.
-    grid: (m, n) => [(n / 128) * (m / 256), 1],
-    persistent: true,
-    clusterBlocks: 2,
-    tensorMapA: { boxRows: 128, boxCols: 32 },
-    tensorMapB: { boxRows: 32, boxCols: 32 },
-    search: searchWgmmaCluster,
-    notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
-  },
+  clusterRung,
   {
     // sgemm-wgmma-cluster with A rounded to TF32 once for the grid into a scratch copy: torch.mm's error (2.6e-4
     // against 4.2e-4), at 85.2–86.5 % and 95.3–96.2 % of torch.mm TF32 at 4096³ and 8192³ on the H100
     // (bench/results/2026-11-27-tf32-rounded-h100-run12.json to -run16); taken for `precision: "tf32-rounded"` only.
+    // Its tiles, grid and maps are the clustered rung's; it is not tuned.
+    ...clusterShape,
     name: "sgemm-wgmma-rounded",
     file: "examples/sgemm-wgmma-rounded.ts",
     kernel: "sgemmWgmmaRounded",
-    precision: "tf32",
     roundsA: true,
-    cudaArch: "sm_90",
-    multiples: () => [256, 256, 64],
-    grid: (m, n) => [(n / 128) * (m / 256), 1],
-    persistent: true,
-    clusterBlocks: 2,
-    tensorMapA: { boxRows: 128, boxCols: 32 },
-    tensorMapB: { boxRows: 32, boxCols: 32 },
-    notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
   },
   {
     // 82.8 % and 79.5 % of torch.mm TF32 at 4096³ and 8192³ on the H100, against 60.8 % and 60.2 % for
