@@ -653,19 +653,29 @@ export function streamKScratchLengths(c: Constants, streamBlocks: number): { par
   return { partials: streamBlocks * c.BM! * c.BN!, arrivals: streamBlocks };
 }
 
-/** Each device's stream-k scratch buffers: zeros, which every launch leaves zero, grown as needed. */
-const streamKScratch = new WeakMap<Device, { partials: DeviceBuffer; arrivals: DeviceBuffer }>();
+/**
+ * A device's scratch of one kind: an f32 and an i32 buffer of zeros, which every launch that uses them leaves zero,
+ * grown as needed (stream-k's partial tiles and arrivals; a rounding rung's copy of A and its flags). One set a
+ * device and kind: launches that use it must not run at once on two streams.
+ */
+interface Scratch {
+  readonly floats: DeviceBuffer;
+  readonly ints: DeviceBuffer;
+}
 
-function scratchFor(device: Device, { partials, arrivals }: { partials: number; arrivals: number }): { partials: DeviceBuffer; arrivals: DeviceBuffer } {
-  const held = streamKScratch.get(device);
-  if (held && held.partials.length >= partials && held.arrivals.length >= arrivals) return held;
+function scratchFor(kind: WeakMap<Device, Scratch>, device: Device, floats: number, ints: number): Scratch {
+  const held = kind.get(device);
+  if (held && held.floats.length >= floats && held.ints.length >= ints) return held;
   const grown = {
-    partials: device.createBuffer(new Float32Array(Math.max(partials, held?.partials.length ?? 0))),
-    arrivals: device.createBuffer(new Int32Array(Math.max(arrivals, held?.arrivals.length ?? 0))),
+    floats: device.createBuffer(new Float32Array(Math.max(floats, held?.floats.length ?? 0))),
+    ints: device.createBuffer(new Int32Array(Math.max(ints, held?.ints.length ?? 0))),
   };
-  streamKScratch.set(device, grown);
+  kind.set(device, grown);
   return grown;
 }
+
+const streamKScratch = new WeakMap<Device, Scratch>();
+const roundingScratch = new WeakMap<Device, Scratch>();
 
 /**
  * The grid and arguments that run a rung's build on an m×n×k product, C = alpha·A·B + beta·C: the eight of
@@ -686,8 +696,9 @@ export function matmulLaunch(
   if (rung.persistent) return { grid: persistentGrid(rung, rung.grid(m, n, c)[0], multiprocessorsOf(device)), args, release };
   if (!rung.streamK) return { grid: rung.grid(m, n, c), args, release };
   const streamBlocks = streamBlocksFor(device, rung, c);
-  const scratch = scratchFor(device, streamKScratchLengths(c, streamBlocks));
-  return { grid: rung.grid(m, n, c, streamBlocks), args: [...args, scratch.partials, scratch.arrivals, streamBlocks], release };
+  const lengths = streamKScratchLengths(c, streamBlocks);
+  const scratch = scratchFor(streamKScratch, device, lengths.partials, lengths.arrivals);
+  return { grid: rung.grid(m, n, c, streamBlocks), args: [...args, scratch.floats, scratch.ints, streamBlocks], release };
 }
 
 /**
@@ -730,30 +741,12 @@ export function rungArguments(device: Device, rung: Rung, base: readonly [number
   if (!rung.tensorMapA) return { args: [...base], release: () => {} };
   const [m, n, k, , A, B, , C] = base;
   // A rung that rounds A copies it from its scratch copy, which A's map then describes.
-  const rounding = rung.roundsA ? roundingScratchFor(device, m * k, roundingFlags(m, k)) : undefined;
-  const maps = [createTensorMap(device, rounding ? rounding.rounded : A, { rows: m, cols: k, ...rung.tensorMapA })];
+  const rounding = rung.roundsA ? scratchFor(roundingScratch, device, m * k, roundingFlags(m, k)) : undefined;
+  const maps = [createTensorMap(device, rounding ? rounding.floats : A, { rows: m, cols: k, ...rung.tensorMapA })];
   // The clustered TF32 rung copies B by the tensor memory accelerator too; the 16-bit rungs also store C out.
   if (rung.tensorMapB) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapB }));
   if (rung.tensorMapsBC) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapsBC.B }), createTensorMap(device, C, { rows: m, cols: n, ...rung.tensorMapsBC.C }));
-  const scratch = rounding ? [rounding.rounded, rounding.flags] : [];
+  const scratch = rounding ? [rounding.floats, rounding.ints] : [];
   return { args: [...base, ...maps, ...scratch], release: () => maps.forEach((map) => device.free(map)) };
 }
 
-
-/**
- * Each device's scratch for the rungs that round A (Rung.roundsA): the rounded copy and its flags, zeros that
- * every launch leaves zero, grown as needed. Like the stream-k scratch, one set a device: launches that use it
- * must not run at once on two streams.
- */
-const roundingScratch = new WeakMap<Device, { rounded: DeviceBuffer; flags: DeviceBuffer }>();
-
-function roundingScratchFor(device: Device, rounded: number, flags: number): { rounded: DeviceBuffer; flags: DeviceBuffer } {
-  const held = roundingScratch.get(device);
-  if (held && held.rounded.length >= rounded && held.flags.length >= flags) return held;
-  const grown = {
-    rounded: device.createBuffer(new Float32Array(Math.max(rounded, held?.rounded.length ?? 0))),
-    flags: device.createBuffer(new Int32Array(Math.max(flags, held?.flags.length ?? 0))),
-  };
-  roundingScratch.set(device, grown);
-  return grown;
-}
