@@ -57,6 +57,15 @@ def tensor_map_a(driver, pointer, m, k, bm):
     return buffer, address
 
 
+def rounded_tf32(a):
+    """A rounded to TF32 as cvt.rna.tf32.f32 does (half an ulp added to the magnitude's bits, the low 13 cleared): the
+    scratch copy Ar of the timing-only pre-rounded builds."""
+    import torch
+
+    bits = a.view(torch.int32)
+    return (((bits & 0x7FFFFFFF) + 0x1000) & 0x7FFFE000 | (bits & -0x80000000)).view(torch.float32)
+
+
 def triton_tf32():
     """Triton's plain tiled matmul (bench/triton_matmul.py) on the f32 inputs, whose tl.dot runs in TF32 by default,
     autotuned over four Hopper-sized configurations with 32-wide k-steps (so that their stages fit)."""
@@ -195,8 +204,7 @@ def main(argv=None):
                             # Timing only: Ar holds A rounded already (cvt.rna's bits), every half k-tile is
                             # claimed and every round and row half counted whole, restored before each launch (the
                             # kernel sets them back to 0): what the checks cost without any rounding.
-                            bits = a.view(torch.int32)
-                            scratch.view(torch.int32).copy_(((bits & 0x7FFFFFFF) + 0x1000) & 0x7FFFE000 | (bits & -0x80000000))
+                            scratch.copy_(rounded_tf32(a))
                             half_tiles, steps = (m // 128) * (k // 32), k // 32
                             claims = meta.get("claims", 8)
                             image = torch.zeros_like(flags)
@@ -238,8 +246,7 @@ def main(argv=None):
                             # Timing only (PR1): Ar already holds A rounded to TF32 (as cvt.rna: half an ulp added to
                             # the magnitude's bits, the low 13 cleared), every flag says 2 and every count KT, so the
                             # kernel only checks: what the checks cost without any rounding in the launch.
-                            bits = a.view(torch.int32)
-                            scratch.view(torch.int32).copy_(((bits & 0x7FFFFFFF) + 0x1000) & 0x7FFFE000 | (bits & -0x80000000))
+                            scratch.copy_(rounded_tf32(a))
                             flags.view(-1)[: (m // (bm // 2)) * (k // 32)] = 2
                             flags.view(-1)[(m // (bm // 2)) * (k // 32):] = k // 32
                     buffer, address = tensor_map_a(driver, (scratch if once else a).data_ptr(), m, k, bm // s.get("CLUSTER", 1))
