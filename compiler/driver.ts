@@ -20,7 +20,7 @@ import { createProject } from "./frontend/program.ts";
 import { foldStmts } from "./passes/fold.ts";
 import { legalize } from "./passes/legalize.ts";
 import { checkRecords, checkRecordWords, insertChecks, operationText, type KernelChecks } from "./passes/checks.ts";
-import { LineMap } from "./diagnostics/span.ts";
+import { sourceLocator, type SourceLocator } from "./diagnostics/span.ts";
 import type { ManifestChecks, ManifestImplicitParam } from "./lang/manifest.ts";
 import { specializeKernel, specializedName } from "./passes/specialize.ts";
 import { scalarizePrivateArrays } from "./passes/scalarize.ts";
@@ -228,7 +228,12 @@ function emitFile(
   diagnostics: Diagnostic[],
 ): FileOutput {
   let output: FileOutput = { sourceFile: sourceFile.getFilePath(), displayPath, module, specializations };
-  const lines = new LineMap(sourceFile.getFullText());
+  // Spans of helpers imported from another file point into that file, by the path the build shows for it.
+  const baseDir = options.baseDir ?? process.cwd();
+  const locator = sourceLocator({ file: sourceFile.getFilePath(), path: displayPath, text: sourceFile.getFullText() }, (file) => {
+    const other = sourceFile.getProject().getSourceFile(file);
+    return other && { path: path.relative(baseDir, file).split(path.sep).join("/"), text: other.getFullText() };
+  });
   const warned = new Set<string>();
   for (const targetName of options.targets) {
     const target = targets[targetName];
@@ -286,7 +291,7 @@ function emitFile(
     if (targetName === "cuda") {
       const cuda = emitCuda({
         displayPath,
-        sourceText: sourceFile.getFullText(),
+        locator,
         helpers,
         kernels: units,
         lineDirectives: options.lineDirectives ?? true,
@@ -300,11 +305,11 @@ function emitFile(
           header,
           functions: aligned(cuda.signatures.map((s) => s.functionName)),
           dynamicSharedBytes: aligned(cuda.signatures.map((s) => s.dynamicSharedBytes)),
-          ...(checkOptions ? { checks: aligned(checks.map((c) => manifestChecks(c!, lines, displayPath, sourceFile.getFullText()))) } : {}),
+          ...(checkOptions ? { checks: aligned(checks.map((c) => manifestChecks(c!, locator))) } : {}),
         },
       };
     } else if (targetName === "wgsl") {
-      const wgsl = emitWgsl({ displayPath, sourceText: sourceFile.getFullText(), helpers, kernels: units });
+      const wgsl = emitWgsl({ displayPath, locator, helpers, kernels: units });
       output = {
         ...output,
         wgsl: {
@@ -313,14 +318,13 @@ function emitFile(
           lineSources: wgsl.lineSources,
           features: wgsl.features,
           ...(checkOptions
-            ? { checks: aligned(checks.map((c) => manifestChecks(c!, lines, displayPath, sourceFile.getFullText()))), checkedParams: aligned(units.map((u) => u.kernel.params)) }
+            ? { checks: aligned(checks.map((c) => manifestChecks(c!, locator))), checkedParams: aligned(units.map((u) => u.kernel.params)) }
             : {}),
         },
       };
     } else {
-      const sourceText = sourceFile.getFullText();
-      const js = emitJs({ displayPath, sourceText, helpers, kernels: units });
-      const checked = emitJs({ displayPath, sourceText, helpers, kernels: units, checked: true });
+      const js = emitJs({ displayPath, locator, helpers, kernels: units });
+      const checked = emitJs({ displayPath, locator, helpers, kernels: units, checked: true });
       output = { ...output, js: { ...js, functions: aligned(js.functions), checkedFactoryBody: checked.factoryBody } };
     }
   }
@@ -328,7 +332,7 @@ function emitFile(
 }
 
 /** A kernel's checks as the manifest describes them: each site at its `file:line:column`. */
-function manifestChecks(checks: KernelChecks, lines: LineMap, displayPath: string, sourceText: string): ManifestChecks {
+function manifestChecks(checks: KernelChecks, locator: SourceLocator): ManifestChecks {
   const implicit = checks.params.map((param): ManifestImplicitParam => {
     const name = param.kind === "buffer" ? param.array.name : param.kind === "scalar" ? param.variable.name : param.name;
     const kind = param.kind === "const" ? undefined : param.implicit;
@@ -341,11 +345,11 @@ function manifestChecks(checks: KernelChecks, lines: LineMap, displayPath: strin
     recordWords: checkRecordWords,
     implicit,
     sites: checks.sites.map((site) => {
-      const { line, column } = lines.lineCol(site.span.start);
-      const text = site.kind === "division-by-zero" || site.kind === "shift-out-of-range" ? operationText(sourceText, site.span) : undefined;
+      const { path: file, line, column } = locator.where(site.span);
+      const text = site.kind === "division-by-zero" || site.kind === "shift-out-of-range" ? operationText(locator.text(site.span), site.span) : undefined;
       return {
         kind: site.kind,
-        location: `${displayPath}:${line}:${column}`,
+        location: `${file}:${line}:${column}`,
         ...(site.access ? { access: site.access } : {}),
         ...(site.array ? { array: site.array.name, space: site.array.space, ...(site.array.dims ? { dims: site.array.dims } : {}) } : {}),
         ...(site.lanes ? { lanes: site.lanes } : {}),

@@ -19,7 +19,7 @@ import { atomicArrays, exprsOf, usesSubgroups, walkExpr, walkStmts } from "../ir
 import { layoutOf, typeName } from "../ir/types.ts";
 import { structsOf, swizzleName } from "../ir/vectors.ts";
 import { CudaVectors, everyExpression } from "./cuda-vectors.ts";
-import { LineMap, type Span } from "../diagnostics/span.ts";
+import { type SourceLocator, type Span } from "../diagnostics/span.ts";
 import { binaryCall, ExprPrinter, f32Digits, f64Digits, intrinsicTemplate, parenthesize, type Printed } from "./expr-printer.ts";
 import { isFloat8, isHalfFloat, isInteger, isNarrowInt, vectorElementTypes } from "../ir/types.ts";
 import { typesUsed } from "../ir/types-used.ts";
@@ -40,9 +40,10 @@ import { barrierHelpers, cudaBarrierOp, cudaSetMaxRegisters, cudaTileCopy, cudaT
 export type CudaKernelUnit = KernelUnit;
 
 export interface CudaModuleInput {
-  /** The source path as the output should show it (in comments and `#line`). */
+  /** The source path as the output should show it (in comments). */
   readonly displayPath: string;
-  readonly sourceText: string;
+  /** Where each span lies, for `#line` (a helper imported from another file points there). */
+  readonly locator: SourceLocator;
   /** Helpers in dependency order, each with its body prepared for this target. */
   readonly helpers: readonly { readonly helper: HelperFunction; readonly body: readonly Stmt[] }[];
   readonly kernels: readonly CudaKernelUnit[];
@@ -93,7 +94,6 @@ export interface CudaOutput {
 
 export function emitCuda(input: CudaModuleInput): CudaOutput {
   const signatures: CudaSignature[] = [];
-  const lines = new LineMap(input.sourceText);
   const out = new Writer();
   const moduleNames = new Namer(cudaSpelling.reserved);
   for (const unit of input.kernels) moduleNames.name(unit, unit.entryName);
@@ -160,13 +160,14 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
     out.line("}");
   }
 
-  let lastLine = -1;
+  let last = "";
   const lineDirective = (span: Span) => {
     if (!input.lineDirectives) return;
-    const line = lines.lineCol(span.start).line;
-    if (line === lastLine) return;
-    lastLine = line;
-    out.raw(`#line ${line} "${input.displayPath}"`);
+    const { path, line } = input.locator.where(span);
+    const directive = `#line ${line} "${path}"`;
+    if (directive === last) return;
+    last = directive;
+    out.raw(directive);
   };
 
   for (const { helper, body } of input.helpers) {

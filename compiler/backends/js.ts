@@ -29,7 +29,7 @@ import { helperResults } from "../passes/scalarize-vectors.ts";
 import { halfRuntime, halfRuntimeNames } from "./js-float16.ts";
 import { float8Codec, float8Runtime, float8RuntimeNames } from "./js-float8.ts";
 import { operationText } from "../passes/checks.ts";
-import { LineMap } from "../diagnostics/span.ts";
+import type { SourceLocator } from "../diagnostics/span.ts";
 import { atomicArrays, exprsOf, usesSubgroups, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { atomicsRuntime, barrierRuntime, bitcastRuntime, matrix16Runtime, matrixRuntime, subgroupRuntime, subgroupRuntimeOps, tileStoreRuntime, warpgroup16Runtime, warpgroup8Runtime, warpgroupRuntime } from "./js-runtime.ts";
 import { barrierCall, bare, JsExprPrinter, ThreadStmtPrinter } from "./js-thread.ts";
@@ -41,8 +41,8 @@ export type JsKernelUnit = KernelUnit;
 
 export interface JsModuleInput {
   readonly displayPath: string;
-  /** The source text, for the `file:line:column` of each access in checked mode. */
-  readonly sourceText: string;
+  /** Where each span lies, for the `file:line:column` of each access and the operations' text in checked mode. */
+  readonly locator: SourceLocator;
   /**
    * Checked mode: every array access and every block-level condition goes through the checker object the
    * runtime passes as a fifth argument, which reports out-of-bounds accesses, reads of unwritten shared
@@ -148,14 +148,13 @@ export function emitJs(input: JsModuleInput): JsOutput {
     });
   }
 
-  const lines = new LineMap(input.sourceText);
   const location = input.checked
     ? (span: Span) => {
-        const { line, column } = lines.lineCol(span.start);
-        return `${input.displayPath}:${line}:${column}`;
+        const { path, line, column } = input.locator.where(span);
+        return `${path}:${line}:${column}`;
       }
     : undefined;
-  const operation = input.checked ? (span: Span) => operationText(input.sourceText, span) : undefined;
+  const operation = input.checked ? (span: Span) => operationText(input.locator.text(span), span) : undefined;
   input.kernels.forEach((unit, index) => new KernelPrinter(unit, functions[index]!, out, moduleNames, location, resultsArray, operation).print());
 
   const source = out.toString();

@@ -49,3 +49,39 @@ export class LineMap {
     return this.starts.length;
   }
 }
+
+/**
+ * Where a span of generated code's IR lies, for the backends' line directives and checked-mode locations: in the
+ * file being compiled or in another source file of the build (a helper imported from it), by the path the build
+ * shows for that file.
+ */
+export interface SourceLocator {
+  /** The span's file as the build shows it, and its start's line and column there. */
+  where(span: Span): { readonly path: string; readonly line: number; readonly column: number };
+  /** The text of the span's file. */
+  text(span: Span): string;
+}
+
+/**
+ * A locator over the file being compiled (`own`) and the build's other files (`other`, by absolute path; a file
+ * it does not know is taken as the own one), each file's lines computed once.
+ */
+export function sourceLocator(own: { readonly file: string; readonly path: string; readonly text: string }, other: (file: string) => { readonly path: string; readonly text: string } | undefined): SourceLocator {
+  const files = new Map<string, { path: string; lines: LineMap }>([[own.file, { path: own.path, lines: new LineMap(own.text) }]]);
+  const fileOf = (span: Span) => {
+    let found = files.get(span.file);
+    if (!found) {
+      const source = other(span.file);
+      found = source ? { path: source.path, lines: new LineMap(source.text) } : files.get(own.file)!;
+      files.set(span.file, found);
+    }
+    return found;
+  };
+  return {
+    where: (span) => {
+      const { path, lines } = fileOf(span);
+      return { path, ...lines.lineCol(span.start) };
+    },
+    text: (span) => fileOf(span).lines.text,
+  };
+}
