@@ -59,33 +59,8 @@ import {
   type ReadonlyFloat32Array,
   type ReadonlyUint32Array,
 } from "tskernel";
-
-// The block tile: BM rows of C (wgmma's N, one m64n256k8 accumulator a consumer), BN columns (two consumer
-// warpgroups of wgmma's M = 64), BK = 32 k a stage (one 128-byte swizzle row of f32).
-const BM = 256;
-const BN = 128;
-const BK = 32;
-
-/** Unit u's first row of C: units walk SWIZZLE tile rows pair by pair (a partial group at the bottom). */
-function unitRow(u: i32, M: i32, N: i32, swizzle: i32): i32 {
-  const groupUnits = swizzle * (N / BN / 2);
-  const firstRow = (u / groupUnits) * swizzle;
-  const groupRows = Math.min(M / BM - firstRow, swizzle);
-  return (firstRow + (u % groupUnits) % groupRows) * BM;
-}
-
-/** Unit u's pair of column tiles (see unitRow). */
-function unitPair(u: i32, M: i32, N: i32, swizzle: i32): i32 {
-  const groupUnits = swizzle * (N / BN / 2);
-  const firstRow = (u / groupUnits) * swizzle;
-  const groupRows = Math.min(M / BM - firstRow, swizzle);
-  return (u % groupUnits) / groupRows;
-}
-
-/** Where element i of a run of 32-element (128-byte) rows lies in the 128-byte swizzle that copyTile writes. */
-function swizzle128(i: i32): i32 {
-  return i ^ (((i >> 5) & 7) << 2);
-}
+// The tiles, their order and the swizzle are sgemm-wgmma-cluster's.
+import { BK, BM, BN, swizzle128, unitPair, unitRow } from "./sgemm-wgmma-cluster.ts";
 
 export const sgemmWgmmaRounded = kernel(
   {

@@ -235,232 +235,232 @@ __device__ __forceinline__ void tsk_fence_proxy_async_global() {
 __device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
 
-#line 70 "examples/sgemm-wgmma-rounded.ts"
+#line 62 "examples/sgemm-wgmma-cluster.ts"
 __device__ __forceinline__ int unitRow(int u, int M, int N, int swizzle) {
-#line 71 "examples/sgemm-wgmma-rounded.ts"
+#line 63 "examples/sgemm-wgmma-cluster.ts"
   const int groupUnits = (int)((unsigned int)swizzle * (unsigned int)(N / 128 / 2));
-#line 72 "examples/sgemm-wgmma-rounded.ts"
+#line 64 "examples/sgemm-wgmma-cluster.ts"
   const int firstRow = (int)((unsigned int)(u / groupUnits) * (unsigned int)swizzle);
-#line 73 "examples/sgemm-wgmma-rounded.ts"
+#line 65 "examples/sgemm-wgmma-cluster.ts"
   const int groupRows = tsk_min((int)((unsigned int)(M / 256) - (unsigned int)firstRow), swizzle);
-#line 74 "examples/sgemm-wgmma-rounded.ts"
+#line 66 "examples/sgemm-wgmma-cluster.ts"
   return (int)(((unsigned int)firstRow + (unsigned int)(u % groupUnits % groupRows)) * 256u);
 }
 
-#line 78 "examples/sgemm-wgmma-rounded.ts"
+#line 70 "examples/sgemm-wgmma-cluster.ts"
 __device__ __forceinline__ int unitPair(int u, int M, int N, int swizzle) {
-#line 79 "examples/sgemm-wgmma-rounded.ts"
+#line 71 "examples/sgemm-wgmma-cluster.ts"
   const int groupUnits = (int)((unsigned int)swizzle * (unsigned int)(N / 128 / 2));
-#line 80 "examples/sgemm-wgmma-rounded.ts"
+#line 72 "examples/sgemm-wgmma-cluster.ts"
   const int firstRow = (int)((unsigned int)(u / groupUnits) * (unsigned int)swizzle);
-#line 81 "examples/sgemm-wgmma-rounded.ts"
+#line 73 "examples/sgemm-wgmma-cluster.ts"
   const int groupRows = tsk_min((int)((unsigned int)(M / 256) - (unsigned int)firstRow), swizzle);
-#line 82 "examples/sgemm-wgmma-rounded.ts"
+#line 74 "examples/sgemm-wgmma-cluster.ts"
   return u % groupUnits / groupRows;
 }
 
-#line 86 "examples/sgemm-wgmma-rounded.ts"
+#line 78 "examples/sgemm-wgmma-cluster.ts"
 __device__ __forceinline__ int swizzle128(int i) {
-#line 87 "examples/sgemm-wgmma-rounded.ts"
+#line 79 "examples/sgemm-wgmma-cluster.ts"
   return i ^ (int)((unsigned int)((i >> 5) & 7) << 2);
 }
 
 // Kernel sgemmWgmmaRounded specialized for STAGES = 4, SWIZZLE = 8, CLAIMS = 16, LEAD = 2, BATCH = 2; block 384×1×1.
-#line 90 "examples/sgemm-wgmma-rounded.ts"
+#line 65 "examples/sgemm-wgmma-rounded.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) sgemmWgmmaRounded_STAGES_4_SWIZZLE_8_CLAIMS_16_LEAD_2_BATCH_2(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB, float* Ar, int* flags) {
   // 196772 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 116 "examples/sgemm-wgmma-rounded.ts"
+#line 91 "examples/sgemm-wgmma-rounded.ts"
   float (&aTiles)[32768] = *reinterpret_cast<float (*)[32768]>(tsk_dynamic_shared + 0);
-#line 117 "examples/sgemm-wgmma-rounded.ts"
+#line 92 "examples/sgemm-wgmma-rounded.ts"
   float (&bTiles)[16384] = *reinterpret_cast<float (*)[16384]>(tsk_dynamic_shared + 131072);
-#line 118 "examples/sgemm-wgmma-rounded.ts"
+#line 93 "examples/sgemm-wgmma-rounded.ts"
   unsigned long long (&full)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 196608);
-#line 119 "examples/sgemm-wgmma-rounded.ts"
+#line 94 "examples/sgemm-wgmma-rounded.ts"
   unsigned long long (&empty)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 196640);
-#line 121 "examples/sgemm-wgmma-rounded.ts"
+#line 96 "examples/sgemm-wgmma-rounded.ts"
   int (&claimed)[16] = *reinterpret_cast<int (*)[16]>(tsk_dynamic_shared + 196672);
-#line 124 "examples/sgemm-wgmma-rounded.ts"
+#line 99 "examples/sgemm-wgmma-rounded.ts"
   int (&last)[1] = *reinterpret_cast<int (*)[1]>(tsk_dynamic_shared + 196736);
-#line 163 "examples/sgemm-wgmma-rounded.ts"
-  int (&broadcastWords)[8] = *reinterpret_cast<int (*)[8]>(tsk_dynamic_shared + 196740);
-#line 123 "examples/sgemm-wgmma-rounded.ts"
-  float held[64];
-#line 125 "examples/sgemm-wgmma-rounded.ts"
-  float acc[128];
-#line 126 "examples/sgemm-wgmma-rounded.ts"
-  unsigned a[32];
-#line 127 "examples/sgemm-wgmma-rounded.ts"
-  const int clusters = (int)gridDim.x / 2;
-#line 128 "examples/sgemm-wgmma-rounded.ts"
-  const int units = (int)((unsigned int)(M / 256) * (unsigned int)(N / 128 / 2));
-#line 129 "examples/sgemm-wgmma-rounded.ts"
-  const int tid = (int)threadIdx.x;
-#line 130 "examples/sgemm-wgmma-rounded.ts"
-  const int steps = K / 32;
-#line 134 "examples/sgemm-wgmma-rounded.ts"
-  const int halfTiles = (int)((unsigned int)(M / 128) * (unsigned int)steps);
-#line 135 "examples/sgemm-wgmma-rounded.ts"
-  const int finishedAt = (int)(2u * (unsigned int)halfTiles + (unsigned int)(M / 128));
-#line 136 "examples/sgemm-wgmma-rounded.ts"
-  if (tid == 0) {
-#line 137 "examples/sgemm-wgmma-rounded.ts"
-    for (int s = 0; s < 4; s++) {
 #line 138 "examples/sgemm-wgmma-rounded.ts"
+  int (&broadcastWords)[8] = *reinterpret_cast<int (*)[8]>(tsk_dynamic_shared + 196740);
+#line 98 "examples/sgemm-wgmma-rounded.ts"
+  float held[64];
+#line 100 "examples/sgemm-wgmma-rounded.ts"
+  float acc[128];
+#line 101 "examples/sgemm-wgmma-rounded.ts"
+  unsigned a[32];
+#line 102 "examples/sgemm-wgmma-rounded.ts"
+  const int clusters = (int)gridDim.x / 2;
+#line 103 "examples/sgemm-wgmma-rounded.ts"
+  const int units = (int)((unsigned int)(M / 256) * (unsigned int)(N / 128 / 2));
+#line 104 "examples/sgemm-wgmma-rounded.ts"
+  const int tid = (int)threadIdx.x;
+#line 105 "examples/sgemm-wgmma-rounded.ts"
+  const int steps = K / 32;
+#line 109 "examples/sgemm-wgmma-rounded.ts"
+  const int halfTiles = (int)((unsigned int)(M / 128) * (unsigned int)steps);
+#line 110 "examples/sgemm-wgmma-rounded.ts"
+  const int finishedAt = (int)(2u * (unsigned int)halfTiles + (unsigned int)(M / 128));
+#line 111 "examples/sgemm-wgmma-rounded.ts"
+  if (tid == 0) {
+#line 112 "examples/sgemm-wgmma-rounded.ts"
+    for (int s = 0; s < 4; s++) {
+#line 113 "examples/sgemm-wgmma-rounded.ts"
       tsk_mbarrier_init(&full[s], 1);
-#line 139 "examples/sgemm-wgmma-rounded.ts"
+#line 114 "examples/sgemm-wgmma-rounded.ts"
       tsk_mbarrier_init(&empty[s], 16);
     }
   }
-#line 142 "examples/sgemm-wgmma-rounded.ts"
+#line 117 "examples/sgemm-wgmma-rounded.ts"
   tsk_cluster_sync();
-#line 143 "examples/sgemm-wgmma-rounded.ts"
+#line 118 "examples/sgemm-wgmma-rounded.ts"
   if (tsk_warpgroup_idx() == 0) {
-#line 152 "examples/sgemm-wgmma-rounded.ts"
+#line 127 "examples/sgemm-wgmma-rounded.ts"
     tsk_setmaxnreg_dec<104>();
-#line 153 "examples/sgemm-wgmma-rounded.ts"
+#line 128 "examples/sgemm-wgmma-rounded.ts"
     const int rounds = (int)((unsigned int)steps + 16u - 1u) / 16;
-#line 154 "examples/sgemm-wgmma-rounded.ts"
+#line 129 "examples/sgemm-wgmma-rounded.ts"
     int it = 0;
-#line 155 "examples/sgemm-wgmma-rounded.ts"
+#line 130 "examples/sgemm-wgmma-rounded.ts"
     for (int u = (int)blockIdx.x >> 1; u < units; u += clusters) {
-#line 156 "examples/sgemm-wgmma-rounded.ts"
+#line 131 "examples/sgemm-wgmma-rounded.ts"
       const int m0 = unitRow(u, M, N, 8);
-#line 157 "examples/sgemm-wgmma-rounded.ts"
+#line 132 "examples/sgemm-wgmma-rounded.ts"
       const int n0 = (int)(((unsigned int)unitPair(u, M, N, 8) * 2u + (unsigned int)tsk_cluster_rank()) * 128u);
-#line 158 "examples/sgemm-wgmma-rounded.ts"
+#line 133 "examples/sgemm-wgmma-rounded.ts"
       const int row0 = (int)((unsigned int)m0 + (unsigned int)tsk_cluster_rank() * 128u);
-#line 159 "examples/sgemm-wgmma-rounded.ts"
+#line 134 "examples/sgemm-wgmma-rounded.ts"
       const int half = row0 / 128;
-#line 162 "examples/sgemm-wgmma-rounded.ts"
+#line 137 "examples/sgemm-wgmma-rounded.ts"
       const int roundedBefore = (int)tsk_load_acquire(&flags[(int)(2u * (unsigned int)halfTiles + (unsigned int)half)]);
       tsk_fence_proxy_async_global();
-#line 163 "examples/sgemm-wgmma-rounded.ts"
+#line 138 "examples/sgemm-wgmma-rounded.ts"
       const int broadcast = tsk_warpgroup_broadcast(roundedBefore, &broadcastWords[0]);
       const bool whole = broadcast == steps;
-#line 165 "examples/sgemm-wgmma-rounded.ts"
+#line 140 "examples/sgemm-wgmma-rounded.ts"
       for (int kt = -1; kt < steps; kt++) {
-#line 166 "examples/sgemm-wgmma-rounded.ts"
+#line 141 "examples/sgemm-wgmma-rounded.ts"
         if (kt >= 0) {
-#line 169 "examples/sgemm-wgmma-rounded.ts"
+#line 144 "examples/sgemm-wgmma-rounded.ts"
           if (!whole && kt % 16 == 0) {
-#line 170 "examples/sgemm-wgmma-rounded.ts"
+#line 145 "examples/sgemm-wgmma-rounded.ts"
             tsk_wait_flag(&flags[(int)((unsigned int)halfTiles + (unsigned int)half * (unsigned int)steps + (unsigned int)(kt / 16))], (unsigned)(min(16, (int)((unsigned int)steps - (unsigned int)kt))));
             tsk_fence_proxy_async_global();
           }
-#line 172 "examples/sgemm-wgmma-rounded.ts"
+#line 147 "examples/sgemm-wgmma-rounded.ts"
           const int s_1 = it % 4;
-#line 173 "examples/sgemm-wgmma-rounded.ts"
+#line 148 "examples/sgemm-wgmma-rounded.ts"
           if (it >= 4) {
-#line 174 "examples/sgemm-wgmma-rounded.ts"
+#line 149 "examples/sgemm-wgmma-rounded.ts"
             tsk_mbarrier_wait(&empty[s_1], (int)((unsigned int)(it / 4) + 1u) & 1);
           }
-#line 176 "examples/sgemm-wgmma-rounded.ts"
+#line 151 "examples/sgemm-wgmma-rounded.ts"
           if (tid == 0) {
-#line 177 "examples/sgemm-wgmma-rounded.ts"
+#line 152 "examples/sgemm-wgmma-rounded.ts"
             tsk_mbarrier_arrive_expect(&full[s_1], 49152);
-#line 178 "examples/sgemm-wgmma-rounded.ts"
+#line 153 "examples/sgemm-wgmma-rounded.ts"
             tsk_copy_tile_multicast(&aTiles[(int)((unsigned int)s_1 * 256u * 32u + (unsigned int)tsk_cluster_rank() * 128u * 32u)], mapA, (int)((unsigned int)kt * 32u), row0, &full[s_1], 3);
-#line 179 "examples/sgemm-wgmma-rounded.ts"
+#line 154 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
             for (int b = 0; b < 4; b++) {
-#line 180 "examples/sgemm-wgmma-rounded.ts"
+#line 155 "examples/sgemm-wgmma-rounded.ts"
               tsk_copy_tile(&bTiles[(int)((unsigned int)s_1 * 32u * 128u + (unsigned int)b * 32u * 32u)], mapB, (int)((unsigned int)n0 + 32u * (unsigned int)b), (int)((unsigned int)kt * 32u), &full[s_1]);
             }
           }
-#line 183 "examples/sgemm-wgmma-rounded.ts"
+#line 158 "examples/sgemm-wgmma-rounded.ts"
           it = (int)((unsigned int)it + 1u);
         }
-#line 190 "examples/sgemm-wgmma-rounded.ts"
+#line 165 "examples/sgemm-wgmma-rounded.ts"
         const int firstRound = kt < 0 ? 0 : (int)((unsigned int)(kt / 16) + 2u + 1u);
-#line 191 "examples/sgemm-wgmma-rounded.ts"
+#line 166 "examples/sgemm-wgmma-rounded.ts"
         const int endRound = whole ? 0 : tsk_min(kt < 0 ? 3 : kt % 16 == 8 ? (int)((unsigned int)(kt / 16) + 2u + 2u) : 0, rounds);
-#line 192 "examples/sgemm-wgmma-rounded.ts"
+#line 167 "examples/sgemm-wgmma-rounded.ts"
         for (int r = firstRound; r < endRound; r++) {
-#line 193 "examples/sgemm-wgmma-rounded.ts"
+#line 168 "examples/sgemm-wgmma-rounded.ts"
           const int t0 = (int)((unsigned int)r * 16u);
-#line 194 "examples/sgemm-wgmma-rounded.ts"
+#line 169 "examples/sgemm-wgmma-rounded.ts"
           if (tid < 16) {
-#line 195 "examples/sgemm-wgmma-rounded.ts"
+#line 170 "examples/sgemm-wgmma-rounded.ts"
             int won = 0;
-#line 196 "examples/sgemm-wgmma-rounded.ts"
+#line 171 "examples/sgemm-wgmma-rounded.ts"
             if ((int)((unsigned int)t0 + (unsigned int)tid) < steps) {
-#line 197 "examples/sgemm-wgmma-rounded.ts"
+#line 172 "examples/sgemm-wgmma-rounded.ts"
               const int state = *(volatile int*)(&flags[(int)((unsigned int)half * (unsigned int)steps + (unsigned int)t0 + (unsigned int)tid)]);
-#line 198 "examples/sgemm-wgmma-rounded.ts"
+#line 173 "examples/sgemm-wgmma-rounded.ts"
               if (state == 0) {
-#line 199 "examples/sgemm-wgmma-rounded.ts"
+#line 174 "examples/sgemm-wgmma-rounded.ts"
                 const int before = atomicCAS(&flags[(int)((unsigned int)half * (unsigned int)steps + (unsigned int)t0 + (unsigned int)tid)], 0, 1);
-#line 200 "examples/sgemm-wgmma-rounded.ts"
+#line 175 "examples/sgemm-wgmma-rounded.ts"
                 if (before == 0) {
-#line 201 "examples/sgemm-wgmma-rounded.ts"
+#line 176 "examples/sgemm-wgmma-rounded.ts"
                   won = 1;
                 }
               }
             }
-#line 205 "examples/sgemm-wgmma-rounded.ts"
+#line 180 "examples/sgemm-wgmma-rounded.ts"
             claimed[tid] = won;
           }
-#line 207 "examples/sgemm-wgmma-rounded.ts"
+#line 182 "examples/sgemm-wgmma-rounded.ts"
           asm volatile("bar.sync %0, 128;" :: "r"(1 + tsk_warpgroup_idx()) : "memory");
-#line 209 "examples/sgemm-wgmma-rounded.ts"
+#line 184 "examples/sgemm-wgmma-rounded.ts"
           for (int j0 = 0; j0 < 16; j0 += 2) {
-#line 210 "examples/sgemm-wgmma-rounded.ts"
+#line 185 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
             for (int b_1 = 0; b_1 < 2; b_1++) {
-#line 211 "examples/sgemm-wgmma-rounded.ts"
+#line 186 "examples/sgemm-wgmma-rounded.ts"
               if (claimed[(int)((unsigned int)j0 + (unsigned int)b_1)] == 1) {
-#line 213 "examples/sgemm-wgmma-rounded.ts"
+#line 188 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
                 for (int i = 0; i < 8; i++) {
-#line 214 "examples/sgemm-wgmma-rounded.ts"
+#line 189 "examples/sgemm-wgmma-rounded.ts"
                   const int p = (int)((unsigned int)tid + 128u * (unsigned int)i);
-#line 215 "examples/sgemm-wgmma-rounded.ts"
+#line 190 "examples/sgemm-wgmma-rounded.ts"
                   const float4 vector = *reinterpret_cast<const float4*>(&A[(int)(((unsigned int)row0 + (unsigned int)(p >> 3)) * (unsigned int)K + ((unsigned int)t0 + (unsigned int)j0 + (unsigned int)b_1) * 32u + 4u * (unsigned int)(p & 7))]);
                   const float x = vector.x;
                   const float y = vector.y;
                   const float z = vector.z;
                   const float w = vector.w;
-#line 216 "examples/sgemm-wgmma-rounded.ts"
+#line 191 "examples/sgemm-wgmma-rounded.ts"
                   held[(int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i)] = x;
-#line 217 "examples/sgemm-wgmma-rounded.ts"
+#line 192 "examples/sgemm-wgmma-rounded.ts"
                   held[(int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i + 1u)] = y;
-#line 218 "examples/sgemm-wgmma-rounded.ts"
+#line 193 "examples/sgemm-wgmma-rounded.ts"
                   held[(int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i + 2u)] = z;
-#line 219 "examples/sgemm-wgmma-rounded.ts"
+#line 194 "examples/sgemm-wgmma-rounded.ts"
                   held[(int)(32u * (unsigned int)b_1 + 4u * (unsigned int)i + 3u)] = w;
                 }
               }
             }
-#line 223 "examples/sgemm-wgmma-rounded.ts"
+#line 198 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
             for (int b_2 = 0; b_2 < 2; b_2++) {
-#line 224 "examples/sgemm-wgmma-rounded.ts"
+#line 199 "examples/sgemm-wgmma-rounded.ts"
               if (claimed[(int)((unsigned int)j0 + (unsigned int)b_2)] == 1) {
-#line 225 "examples/sgemm-wgmma-rounded.ts"
+#line 200 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
                 for (int i_1 = 0; i_1 < 8; i_1++) {
-#line 226 "examples/sgemm-wgmma-rounded.ts"
+#line 201 "examples/sgemm-wgmma-rounded.ts"
                   const int p_1 = (int)((unsigned int)tid + 128u * (unsigned int)i_1);
-#line 227 "examples/sgemm-wgmma-rounded.ts"
+#line 202 "examples/sgemm-wgmma-rounded.ts"
                   const int h = (int)(32u * (unsigned int)b_2 + 4u * (unsigned int)i_1);
-#line 228 "examples/sgemm-wgmma-rounded.ts"
+#line 203 "examples/sgemm-wgmma-rounded.ts"
                   *reinterpret_cast<float4*>(&Ar[(int)(((unsigned int)row0 + (unsigned int)(p_1 >> 3)) * (unsigned int)K + ((unsigned int)t0 + (unsigned int)j0 + (unsigned int)b_2) * 32u + 4u * (unsigned int)(p_1 & 7))]) = make_float4(tsk_tf32(held[h]), tsk_tf32(held[(int)((unsigned int)h + 1u)]), tsk_tf32(held[(int)((unsigned int)h + 2u)]), tsk_tf32(held[(int)((unsigned int)h + 3u)]));
                 }
               }
             }
           }
-#line 235 "examples/sgemm-wgmma-rounded.ts"
+#line 210 "examples/sgemm-wgmma-rounded.ts"
           tsk_fence_proxy_async_global(); asm volatile("bar.sync %0, 128;" :: "r"(1 + tsk_warpgroup_idx()) : "memory");
-#line 236 "examples/sgemm-wgmma-rounded.ts"
+#line 211 "examples/sgemm-wgmma-rounded.ts"
           if (tid < 16) {
-#line 237 "examples/sgemm-wgmma-rounded.ts"
+#line 212 "examples/sgemm-wgmma-rounded.ts"
             if (claimed[tid] == 1) {
-#line 238 "examples/sgemm-wgmma-rounded.ts"
+#line 213 "examples/sgemm-wgmma-rounded.ts"
               tsk_fence_acq_rel();
               atomicAdd(&flags[(int)((unsigned int)halfTiles + (unsigned int)half * (unsigned int)steps + (unsigned int)r)], 1);
-#line 239 "examples/sgemm-wgmma-rounded.ts"
+#line 214 "examples/sgemm-wgmma-rounded.ts"
               tsk_fence_acq_rel();
               atomicAdd(&flags[(int)(2u * (unsigned int)halfTiles + (unsigned int)half)], 1);
             }
@@ -469,33 +469,33 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) s
       }
     }
   } else {
-#line 247 "examples/sgemm-wgmma-rounded.ts"
+#line 222 "examples/sgemm-wgmma-rounded.ts"
     tsk_setmaxnreg_inc<200>();
-#line 248 "examples/sgemm-wgmma-rounded.ts"
+#line 223 "examples/sgemm-wgmma-rounded.ts"
     const int group = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 255 "examples/sgemm-wgmma-rounded.ts"
+#line 230 "examples/sgemm-wgmma-rounded.ts"
     const int lane = tid & 31;
-#line 256 "examples/sgemm-wgmma-rounded.ts"
+#line 231 "examples/sgemm-wgmma-rounded.ts"
     const int g = lane >> 2;
-#line 257 "examples/sgemm-wgmma-rounded.ts"
+#line 232 "examples/sgemm-wgmma-rounded.ts"
     const int q = lane & 3;
-#line 258 "examples/sgemm-wgmma-rounded.ts"
+#line 233 "examples/sgemm-wgmma-rounded.ts"
     const int columnInBox = (int)(4u * (unsigned int)((tid >> 5) & 3) + (unsigned int)(g & 3) + 16u * (unsigned int)(g >> 2));
-#line 259 "examples/sgemm-wgmma-rounded.ts"
+#line 234 "examples/sgemm-wgmma-rounded.ts"
     const int box = (int)(2u * (unsigned int)group * 32u * 32u);
-#line 261 "examples/sgemm-wgmma-rounded.ts"
+#line 236 "examples/sgemm-wgmma-rounded.ts"
     const int atQ = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * (unsigned int)q + (unsigned int)columnInBox)));
-#line 262 "examples/sgemm-wgmma-rounded.ts"
+#line 237 "examples/sgemm-wgmma-rounded.ts"
     const int atQ4 = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * ((unsigned int)q + 4u) + (unsigned int)columnInBox)));
-#line 263 "examples/sgemm-wgmma-rounded.ts"
+#line 238 "examples/sgemm-wgmma-rounded.ts"
     int it_1 = 0;
-#line 264 "examples/sgemm-wgmma-rounded.ts"
+#line 239 "examples/sgemm-wgmma-rounded.ts"
     for (int u_1 = (int)blockIdx.x >> 1; u_1 < units; u_1 += clusters) {
-#line 265 "examples/sgemm-wgmma-rounded.ts"
+#line 240 "examples/sgemm-wgmma-rounded.ts"
       const int m0_1 = unitRow(u_1, M, N, 8);
-#line 266 "examples/sgemm-wgmma-rounded.ts"
+#line 241 "examples/sgemm-wgmma-rounded.ts"
       const int n0_1 = (int)(((unsigned int)unitPair(u_1, M, N, 8) * 2u + (unsigned int)tsk_cluster_rank()) * 128u);
-#line 268 "examples/sgemm-wgmma-rounded.ts"
+#line 243 "examples/sgemm-wgmma-rounded.ts"
       acc[0] = 0.0f; tsk_wgmma_keep<1>(&acc[0]);
       acc[1] = 0.0f; tsk_wgmma_keep<1>(&acc[1]);
       acc[2] = 0.0f; tsk_wgmma_keep<1>(&acc[2]);
@@ -624,97 +624,97 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) s
       acc[125] = 0.0f; tsk_wgmma_keep<1>(&acc[125]);
       acc[126] = 0.0f; tsk_wgmma_keep<1>(&acc[126]);
       acc[127] = 0.0f; tsk_wgmma_keep<1>(&acc[127]);
-#line 269 "examples/sgemm-wgmma-rounded.ts"
+#line 244 "examples/sgemm-wgmma-rounded.ts"
       for (int step = 0; step < steps; step += 2) {
-#line 271 "examples/sgemm-wgmma-rounded.ts"
+#line 246 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
         for (int h_1 = 0; h_1 < 2; h_1++) {
-#line 272 "examples/sgemm-wgmma-rounded.ts"
+#line 247 "examples/sgemm-wgmma-rounded.ts"
           const int kt_1 = (int)((unsigned int)step + (unsigned int)h_1);
-#line 273 "examples/sgemm-wgmma-rounded.ts"
+#line 248 "examples/sgemm-wgmma-rounded.ts"
           const int s_2 = it_1 % 4;
-#line 274 "examples/sgemm-wgmma-rounded.ts"
+#line 249 "examples/sgemm-wgmma-rounded.ts"
           tsk_mbarrier_wait(&full[s_2], (it_1 / 4) & 1);
-#line 275 "examples/sgemm-wgmma-rounded.ts"
+#line 250 "examples/sgemm-wgmma-rounded.ts"
           const int stageB = (int)((unsigned int)s_2 * 32u * 128u);
-#line 276 "examples/sgemm-wgmma-rounded.ts"
+#line 251 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
           for (int j = 0; j < 4; j++) {
-#line 278 "examples/sgemm-wgmma-rounded.ts"
+#line 253 "examples/sgemm-wgmma-rounded.ts"
             a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 0u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 256u * (unsigned int)j)]));
-#line 279 "examples/sgemm-wgmma-rounded.ts"
+#line 254 "examples/sgemm-wgmma-rounded.ts"
             a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 1u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 1024u + 256u * (unsigned int)j)]));
-#line 280 "examples/sgemm-wgmma-rounded.ts"
+#line 255 "examples/sgemm-wgmma-rounded.ts"
             a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 2u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ4 + 256u * (unsigned int)j)]));
-#line 281 "examples/sgemm-wgmma-rounded.ts"
+#line 256 "examples/sgemm-wgmma-rounded.ts"
             a[(int)(((unsigned int)h_1 * 4u + (unsigned int)j) * 4u + 3u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ4 + 1024u + 256u * (unsigned int)j)]));
           }
-#line 283 "examples/sgemm-wgmma-rounded.ts"
+#line 258 "examples/sgemm-wgmma-rounded.ts"
           tsk_wgmma_fence();
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 284 "examples/sgemm-wgmma-rounded.ts"
+#line 259 "examples/sgemm-wgmma-rounded.ts"
             tsk_wgmma_m64n256k8_tf32(&acc[0 * 128], a[(int)((unsigned int)h_1 * 4u + (unsigned int)j_1) * 4], a[(int)((unsigned int)h_1 * 4u + (unsigned int)j_1) * 4 + 1], a[(int)((unsigned int)h_1 * 4u + (unsigned int)j_1) * 4 + 2], a[(int)((unsigned int)h_1 * 4u + (unsigned int)j_1) * 4 + 3], tsk_wgmma_desc(&aTiles[(int)((unsigned int)s_2 * 256u * 32u + 8u * (unsigned int)j_1)]));
           }
-#line 286 "examples/sgemm-wgmma-rounded.ts"
+#line 261 "examples/sgemm-wgmma-rounded.ts"
           tsk_wgmma_commit();
-#line 287 "examples/sgemm-wgmma-rounded.ts"
+#line 262 "examples/sgemm-wgmma-rounded.ts"
           tsk_wgmma_wait<1>();
           tsk_wgmma_hold<32>(a);
-#line 289 "examples/sgemm-wgmma-rounded.ts"
+#line 264 "examples/sgemm-wgmma-rounded.ts"
           if (kt_1 > 0 && (tid & 31) < 2) {
-#line 290 "examples/sgemm-wgmma-rounded.ts"
+#line 265 "examples/sgemm-wgmma-rounded.ts"
             tsk_mbarrier_arrive_cluster(&empty[(int)((unsigned int)it_1 + 4u - 1u) % 4], tid & 31);
           }
-#line 292 "examples/sgemm-wgmma-rounded.ts"
+#line 267 "examples/sgemm-wgmma-rounded.ts"
           it_1 = (int)((unsigned int)it_1 + 1u);
         }
       }
-#line 295 "examples/sgemm-wgmma-rounded.ts"
+#line 270 "examples/sgemm-wgmma-rounded.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<128>(acc);
-#line 297 "examples/sgemm-wgmma-rounded.ts"
+#line 272 "examples/sgemm-wgmma-rounded.ts"
       if ((tid & 31) < 2) {
-#line 298 "examples/sgemm-wgmma-rounded.ts"
+#line 273 "examples/sgemm-wgmma-rounded.ts"
         tsk_mbarrier_arrive_cluster(&empty[(int)((unsigned int)it_1 + 4u - 1u) % 4], tid & 31);
       }
-#line 302 "examples/sgemm-wgmma-rounded.ts"
+#line 277 "examples/sgemm-wgmma-rounded.ts"
       const int base = (int)((unsigned int)m0_1 * (unsigned int)N + (unsigned int)n0_1 + (unsigned int)group * 64u + (unsigned int)columnInBox);
-#line 303 "examples/sgemm-wgmma-rounded.ts"
+#line 278 "examples/sgemm-wgmma-rounded.ts"
 #pragma unroll
       for (int e = 0; e < 128; e++) {
-#line 304 "examples/sgemm-wgmma-rounded.ts"
+#line 279 "examples/sgemm-wgmma-rounded.ts"
         const int at = (int)((unsigned int)base + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u + (unsigned int)((e >> 6) & 1) * 128u) * (unsigned int)N + (unsigned int)(e & 2) * 16u);
-#line 306 "examples/sgemm-wgmma-rounded.ts"
+#line 281 "examples/sgemm-wgmma-rounded.ts"
         if (beta == 0.0f) {
-#line 307 "examples/sgemm-wgmma-rounded.ts"
+#line 282 "examples/sgemm-wgmma-rounded.ts"
           C[at] = alpha * acc[(int)(0u + (unsigned int)e)];
         } else {
-#line 309 "examples/sgemm-wgmma-rounded.ts"
+#line 284 "examples/sgemm-wgmma-rounded.ts"
           C[at] = alpha * acc[(int)(0u + (unsigned int)e)] + beta * C[at];
         }
       }
     }
   }
-#line 314 "examples/sgemm-wgmma-rounded.ts"
+#line 289 "examples/sgemm-wgmma-rounded.ts"
   tsk_cluster_sync();
-#line 316 "examples/sgemm-wgmma-rounded.ts"
+#line 291 "examples/sgemm-wgmma-rounded.ts"
   if (tid == 0) {
-#line 317 "examples/sgemm-wgmma-rounded.ts"
+#line 292 "examples/sgemm-wgmma-rounded.ts"
     tsk_fence_acq_rel();
     const int finished = atomicAdd(&flags[finishedAt], 1);
     tsk_fence_acq_rel();
     tsk_fence_proxy_async_global();
-#line 318 "examples/sgemm-wgmma-rounded.ts"
+#line 293 "examples/sgemm-wgmma-rounded.ts"
     last[0] = finished == (int)((unsigned int)((int)gridDim.x) - 1u) ? 1 : 0;
   }
-#line 320 "examples/sgemm-wgmma-rounded.ts"
+#line 295 "examples/sgemm-wgmma-rounded.ts"
   __syncthreads();
-#line 321 "examples/sgemm-wgmma-rounded.ts"
+#line 296 "examples/sgemm-wgmma-rounded.ts"
   if (last[0] == 1) {
-#line 322 "examples/sgemm-wgmma-rounded.ts"
+#line 297 "examples/sgemm-wgmma-rounded.ts"
     for (int i_2 = tid; i_2 <= finishedAt; i_2 = (int)((unsigned int)i_2 + 384u)) {
-#line 323 "examples/sgemm-wgmma-rounded.ts"
+#line 298 "examples/sgemm-wgmma-rounded.ts"
       *(volatile int*)(&flags[i_2]) = 0;
     }
   }
