@@ -17,7 +17,7 @@ import { KernelLibrary } from "../runtime/library.ts";
 import { loadKernelLibrary } from "../runtime/load-library.ts";
 import { kernelFits, type LaunchLimits } from "../runtime/launch-check.ts";
 import { belongsTo, chooseMatmul, matmulRungs, shapeFits, streamBlocksFor, streamKScratchLengths, type Constants } from "../runtime/matmul/matmul.ts";
-import { persistentGrid } from "../runtime/matmul/rung.ts";
+import { persistentGrid, roundingFlags } from "../runtime/matmul/rung.ts";
 
 /** The issue's shapes (m×n×k): large and square, a short k, odd mid-sized, and no dimension a multiple of 4. */
 export const torchShapes: readonly (readonly [number, number, number])[] = [
@@ -39,8 +39,9 @@ export const torchRungs: readonly string[] = [
   "hgemm-wgmma-ws-f16",
   "hgemm-tiled",
   "hgemm-tiled-f16",
-  // TF32 (tensor cores), timed against torch.mm with TF32 on.
+  // TF32 (tensor cores), timed against torch.mm with TF32 on; the rounding rung with torch's error.
   "sgemm-wgmma-cluster",
+  "sgemm-wgmma-rounded",
   "sgemm-wgmma-ws",
   "sgemm-wgmma",
   "sgemm-tensorcore",
@@ -88,6 +89,11 @@ export interface PlanCandidate {
   readonly tensorMapB?: { readonly param: string; readonly boxRows: number; readonly boxCols: number };
   /** The 16-bit rungs take B's and C's tensor maps after A's, as these parameters, in boxes of these sizes. */
   readonly tensorMapsBC?: { readonly B: { readonly param: string; readonly boxRows: number; readonly boxCols: number }; readonly C: { readonly param: string; readonly boxRows: number; readonly boxCols: number } };
+  /**
+   * A rung that rounds A once into a scratch copy (Rung.roundsA) takes, after its maps, that copy (m·k f32, which A's
+   * tensor map describes instead of A) and `flagCount` i32 flags (zeros, which each launch leaves zero).
+   */
+  readonly roundsA?: { readonly scratch: string; readonly flags: string; readonly flagCount: number };
 }
 
 export interface PlanShape {
@@ -110,13 +116,15 @@ export interface Plan {
   readonly shapes: readonly PlanShape[];
 }
 
-function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number], streamBlocks: number): PlanCandidate {
+function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number], streamBlocks: number, [m, k]: readonly [number, number]): PlanCandidate {
   const d = handle.description;
   const rung = matmulRungs.find((r) => r.name === rungName);
-  // The tensor maps are the kernel's last parameters: A's, then B's (the clustered TF32 rung) or B's and C's
-  // (16-bit rungs).
+  // The tensor maps are the kernel's last parameters, but for a rounding rung's scratch and flags after them: A's,
+  // then B's (the clustered TF32 rungs) or B's and C's (16-bit rungs).
   const buffers = d.params.filter((p) => p.kind !== "const").map((p) => p.name);
-  const maps = rung?.tensorMapsBC ? buffers.slice(-3) : rung?.tensorMapB ? buffers.slice(-2) : buffers.slice(-1);
+  const rounding = rung?.roundsA ? { scratch: buffers.at(-2)!, flags: buffers.at(-1)!, flagCount: roundingFlags(m, k) } : undefined;
+  const mapped = rounding ? buffers.slice(0, -2) : buffers;
+  const maps = rung?.tensorMapsBC ? mapped.slice(-3) : rung?.tensorMapB ? mapped.slice(-2) : mapped.slice(-1);
   const cuda = d.outputs.cuda!;
   const block = d.block as readonly number[] | null | undefined;
   if (!block) throw new Error(`${d.entryName} has no fixed block`);
@@ -137,6 +145,7 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
     ...(rung?.tensorMapB ? { tensorMapB: { param: maps[1]!, ...rung.tensorMapB } } : {}),
     ...(rung?.dtype ? { dtype: rung.dtype } : {}),
     ...(rung?.tensorMapsBC ? { tensorMapsBC: { B: { param: maps[1]!, ...rung.tensorMapsBC.B }, C: { param: maps[2]!, ...rung.tensorMapsBC.C } } } : {}),
+    ...(rounding ? { roundsA: rounding } : {}),
   };
 }
 
@@ -162,7 +171,7 @@ export function makePlan(
           const streamBlocks = streamBlocksFor(device, rung, c);
           // A persistent rung's grid is what matmulLaunch gives it: at most one block a multiprocessor, whole clusters.
           const grid = rung.grid(m, n, c, streamBlocks);
-          const entry = candidate(handle, dir, rung.name, rung.persistent ? persistentGrid(rung, grid[0], h100Multiprocessors) : grid, streamBlocks);
+          const entry = candidate(handle, dir, rung.name, rung.persistent ? persistentGrid(rung, grid[0], h100Multiprocessors) : grid, streamBlocks, [m, k]);
           if (seen.has(entry.function)) continue;
           seen.add(entry.function);
           candidates.push(entry);

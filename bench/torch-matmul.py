@@ -176,6 +176,8 @@ def validate_plan(plan):
             expected = MATMUL_PARAMS + ([c["tensorMapA"]["param"]] if c.get("tensorMapA") else [])
             expected += [c["tensorMapB"]["param"]] if c.get("tensorMapB") else []
             expected += [c["tensorMapsBC"][x]["param"] for x in ("B", "C")] if c.get("tensorMapsBC") else []
+            # A rung that rounds A once takes its scratch copy of A and its flags after the maps.
+            expected += [c["roundsA"][x] for x in ("scratch", "flags")] if c.get("roundsA") else []
             if c.get("dtype") not in (None, "bf16", "f16"):
                 problems.append(f"{label}: {c['id']} has dtype {c.get('dtype')!r}, not bf16 or f16")
             if params != expected and params != MATMUL_PARAMS + STREAM_K_PARAMS:
@@ -478,6 +480,14 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                 # each other.
                 scratch[name] = (torch.zeros(stream_k["partials"], device=device), torch.zeros(stream_k["arrivals"], dtype=torch.int32, device=device))
                 pointers = {"partials": scratch[name][0].data_ptr(), "arrivals": scratch[name][1].data_ptr()}
+            rounding = c.get("roundsA")
+            copy_of_a = None
+            if rounding:
+                # The rounding rung's copy of A (poisoned: the kernel writes all of it before its copies read it) and
+                # its flags (zeros, which it leaves zero), shared by the input sets like stream-k's scratch.
+                copy_of_a = torch.full((m, k), float("nan"), device=device)
+                scratch[name] = (torch.zeros(rounding["flagCount"], dtype=torch.int32, device=device),)
+                pointers = {rounding["scratch"]: copy_of_a.data_ptr(), rounding["flags"]: scratch[name][0].data_ptr()}
             # Each input set's packed arguments, made once: the timed loop only launches.
             packed = []
             dtype = c.get("dtype") or "f32"
@@ -493,7 +503,9 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                     keep.append(mapped)
 
                 if c.get("tensorMapA"):
-                    device_map(a, m, k, c["tensorMapA"])
+                    # (A rounding rung's map describes its copy of A, which its copies read.)
+                    device_map(a if copy_of_a is None else copy_of_a, m, k, c["tensorMapA"])
+                    keep += [] if copy_of_a is None else [copy_of_a]
                 if c.get("tensorMapB"):
                     # The clustered TF32 rung copies B by the tensor memory accelerator too.
                     device_map(b, k, n, c["tensorMapB"])
@@ -534,7 +546,8 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                 found.append(relative_error(own[index][2], ref))
             errors[name] = worst_error(found)
             if name in scratch and any(bool(t.count_nonzero().item()) for t in scratch[name]):
-                # A stream-k kernel must leave its scratch zero for the next launch: count it as a wrong result.
+                # A stream-k kernel must leave its scratch zero for the next launch, a rounding kernel its flags:
+                # count it as a wrong result.
                 log(f"{name}: scratch buffers not left zero")
                 errors[name] = float("nan")
         del refs

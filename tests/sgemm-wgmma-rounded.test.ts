@@ -12,6 +12,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { chooseMatmul, compileKernelLibrary, createTensorMap, matmul, type Device, type KernelHandle } from "../runtime/index.ts";
+import { roundingFreeColumns } from "../runtime/matmul/matmul.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { roundTf32 } from "../compiler/index.ts";
 import { repoRoot } from "./golden-cases.ts";
@@ -81,10 +82,21 @@ describe("matmul(…, { precision: \"tf32-rounded\" }) and the rounding rung", (
   const shape = { m: 512, n: 256, k: 128, tuning: false as const };
   const cuda = (arch: string) => ({ backend: "cuda", arch, limits: new CpuDevice().limits }) as unknown as Device;
 
-  it("takes it for tf32-rounded on sm_90, never for tf32, and falls back on FP32 rungs elsewhere", () => {
+  it("takes it for tf32-rounded on sm_90, for tf32 only from n = 8192 on, and falls back on FP32 rungs elsewhere", () => {
     expect(chooseMatmul(cuda("sm_90"), library, { ...shape, precision: "tf32-rounded" }).rung.name).toBe("sgemm-wgmma-rounded");
     expect(chooseMatmul(cuda("sm_90"), library, { ...shape, precision: "tf32" }).rung.name).toBe("sgemm-wgmma-cluster");
     expect(chooseMatmul(cuda("sm_80"), library, { ...shape, precision: "tf32-rounded" }).rung.precision).toBeUndefined();
+    // From roundingFreeColumns on, "tf32" rounds A where the rung takes the shape and the device.
+    const wide = { ...shape, n: roundingFreeColumns };
+    expect(chooseMatmul(cuda("sm_90"), library, { ...wide, n: roundingFreeColumns - 256, precision: "tf32" }).rung.name).toBe("sgemm-wgmma-cluster");
+    expect(chooseMatmul(cuda("sm_90"), library, { ...wide, precision: "tf32" }).rung.name).toBe("sgemm-wgmma-rounded");
+    expect(chooseMatmul(cuda("sm_90"), library, { ...wide, m: 384, precision: "tf32" }).rung.name).toBe("sgemm-tensorcore");
+    expect(chooseMatmul(cuda("sm_80"), library, { ...wide, precision: "tf32" }).rung.name).toBe("sgemm-tensorcore");
+    expect(chooseMatmul(cuda("sm_90"), library, { ...wide, precision: "tf32", variant: "sgemm-wgmma-cluster" }).rung.name).toBe("sgemm-wgmma-cluster");
+    expect(chooseMatmul(cuda("sm_90"), library, { ...wide, precision: "fp32" }).rung.precision).toBeUndefined();
+    // A library without the rounding rung keeps the truncating one.
+    const withoutRounding = compileKernelLibrary(["sgemm-wgmma-cluster.ts", "sgemm.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
+    expect(chooseMatmul(cuda("sm_90"), withoutRounding, { ...wide, precision: "tf32" }).rung.name).toBe("sgemm-wgmma-cluster");
   });
 
   it("runs through matmul() by name on the CPU with the device's scratch (two shapes, the flags left at 0 between)", async () => {

@@ -18,7 +18,8 @@
  * cores), elsewhere the warp rung
  * (examples/sgemm-tensorcore.ts, mma.sync: A and B rounded); f32 accumulation in both. Other shapes, and
  * WebGPU (no matrix operations), fall back to the FP32 rungs. With `precision: "tf32-rounded"` only the rung
- * that rounds A to nearest too (examples/sgemm-wgmma-rounded.ts, sm_90: torch.mm's TF32 error), else FP32.
+ * that rounds A to nearest too (examples/sgemm-wgmma-rounded.ts, sm_90: torch.mm's TF32 error), else FP32;
+ * "tf32" takes that rung too where n ≥ 8192 (roundingFreeColumns), where it is as fast.
  */
 
 import type { Device, DeviceBuffer, KernelArg, KernelHandle } from "../device.ts";
@@ -70,9 +71,11 @@ export interface MatmulOptions {
    * "fp32" (default): every rung computes in f32. "tf32": the tensor-core rung may run, which rounds A and B
    * to TF32 (10 mantissa bits) and accumulates in f32: several times faster on GPUs with tensor cores, with a
    * relative error near 2^-11 instead of 2^-24 per input (on sm_90 the fastest rung truncates A rather than
-   * rounding it: a normwise error of 4.2e-4 against torch.mm's 2.6e-4 at 4096³). "tf32-rounded": only tensor-core
-   * rungs that round both operands to nearest, torch.mm's error (sm_90: sgemm-wgmma-rounded, slower), FP32 rungs
-   * elsewhere. Naming the tensor-core rung as `variant` implies it.
+   * rounding it below n = 8192: a normwise error of 4.2e-4 against torch.mm's 2.6e-4 at 4096³; from n = 8192 on,
+   * where rounding A costs nothing measurable, it takes the rung that rounds it, as "tf32-rounded" does).
+   * "tf32-rounded": only tensor-core rungs that round both operands to nearest, torch.mm's error (sm_90:
+   * sgemm-wgmma-rounded, slower below n = 8192), FP32 rungs elsewhere. Naming the tensor-core rung as `variant`
+   * implies it.
    */
   readonly precision?: MatmulPrecision;
   /**
@@ -391,7 +394,8 @@ export const matmulRungs: readonly Rung[] = [
   {
     // sgemm-wgmma-cluster with A rounded to TF32 once for the grid into a scratch copy: torch.mm's error (2.6e-4
     // against 4.2e-4), at 85.2–86.5 % and 95.3–96.2 % of torch.mm TF32 at 4096³ and 8192³ on the H100
-    // (bench/results/2026-11-27-tf32-rounded-h100-run12.json to -run16); taken for `precision: "tf32-rounded"` only.
+    // (bench/results/2026-11-27-tf32-rounded-h100-run12.json to -run16); taken for `precision: "tf32-rounded"`, and for
+    // "tf32" where n ≥ roundingFreeColumns (chooseMatmul).
     // Its tiles, grid and maps are the clustered rung's; it is not tuned.
     ...clusterShape,
     name: "sgemm-wgmma-rounded",
@@ -527,6 +531,11 @@ export interface MatmulChoice {
 
 /** The rung and kernel `matmul` would use for a shape on a device. */
 export function chooseMatmul(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice {
+  // "tf32" where rounding A costs nothing measurable takes the rung that rounds it: torch.mm's error for free.
+  if (!options.variant && options.precision === "tf32" && options.n >= roundingFreeColumns) {
+    const rounded = roundingChoice(device, library, options);
+    if (rounded) return rounded;
+  }
   const store = options.tuning === false ? undefined : (options.tuning ?? defaultTuningStore());
   const tuned = store && tunedChoice(device, library, options, store);
   if (tuned) return tuned;
@@ -553,6 +562,18 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     throw new RangeError(`tskernel: ${rung.name} needs m, n, k to be multiples of ${rung.multiples!(constantsOf(fitting[0]!)).join(", ")}; got ${m}, ${n}, ${k}`);
   }
   throw new Error("tskernel: no matmul kernel in the library handles this shape (compile examples/sgemm.ts and examples/sgemm-blocktiling.ts)");
+}
+
+/** The rung that rounds A, where it takes the shape and fits the device and the library holds it. */
+function roundingChoice(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice | undefined {
+  // Without the rounding rung "tf32-rounded" would pick an FP32 rung, or find none in a library of TF32 rungs.
+  if (!library.kernels.some((h) => matmulRungs.some((r) => r.roundsA && r.kernel === h.description.name))) return undefined;
+  try {
+    const choice = chooseMatmul(device, library, { ...options, precision: "tf32-rounded", tuning: false });
+    return choice.rung.roundsA ? choice : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -599,6 +620,16 @@ export function archAllows(device: Device, rung: Rung): boolean {
 function dtypeAllows(options: MatmulOptions, rung: Rung): boolean {
   return (rung.dtype ?? "f32") === (options.dtype ?? "f32");
 }
+
+/**
+ * From this many columns of C (n) on, `precision: "tf32"` takes the rung that rounds A (torch.mm's error) when it
+ * takes the shape, instead of the one that truncates A. Rounding A moves 2·|A| through memory, which matters
+ * against the product's m·n·k in proportion to 1/n: on the H100 (2026-11-27, % of torch.mm TF32, rounded against
+ * truncated in the same runs) n = 8192 and 16384 gave 94.6–111.1 % against 95.2–112.8 %, within −1.7 to +3.6
+ * points over seven shapes (bench/results/2026-11-27-tf32-rounded-h100-run23.json, -run24) and −3.3 at
+ * 4096 × 8192 × 4096 (-run18), while n = 4096 cost 7 to 12 points (8192 × 4096 × 8192, 4096³) and n = 2048, 34.
+ */
+export const roundingFreeColumns = 8192;
 
 /**
  * Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"`, and of them only those
