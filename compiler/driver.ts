@@ -12,7 +12,7 @@ import path from "node:path";
 import type { Project, SourceFile } from "ts-morph";
 import { makeDiagnostic, hasErrors, type Diagnostic } from "./diagnostics/diagnostic.ts";
 import type { ConstValue, HelperFunction, Kernel, Module, ScalarType, Stmt } from "./ir/ir.ts";
-import { exprsOf, walkExpr, walkStmts } from "./ir/rewrite.ts";
+import { exprsOf, helpersCalledBy, walkExpr, walkStmts } from "./ir/rewrite.ts";
 import { lowerFile } from "./frontend/lower-kernel.ts";
 import { checkBackwardPairs } from "./frontend/signature.ts";
 import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./frontend/nesting.ts";
@@ -359,24 +359,6 @@ function manifestChecks(checks: KernelChecks, locator: SourceLocator): ManifestC
       };
     }),
   };
-}
-
-/** The helpers that the given bodies call, directly or through other helpers. */
-function helpersCalledBy(bodies: readonly (readonly Stmt[])[]): Set<HelperFunction> {
-  const reached = new Set<HelperFunction>();
-  const pending = [...bodies];
-  while (pending.length > 0) {
-    walkStmts(pending.pop()!, (stmt) => {
-      for (const expr of exprsOf(stmt)) {
-        walkExpr(expr, (node) => {
-          if (node.kind !== "call" || reached.has(node.callee)) return;
-          reached.add(node.callee);
-          pending.push(node.callee.body);
-        });
-      }
-    });
-  }
-  return reached;
 }
 
 /** The specializations of a kernel: its options' list (or one), completed by defaults, overridden by defines. */

@@ -189,8 +189,12 @@ export class JsExprPrinter {
         if (!entry || (expr.type !== "i32" && expr.type !== "u32")) throw new Error(`internal: no JS spelling of ${expr.name} on ${expr.type}`);
         return fill(entry[expr.type], args);
       }
-      case "call":
-        return `${this.hooks.helper(expr.callee)}(${expr.args.map((arg) => this.print(arg)).join(", ")})`;
+      case "call": {
+        // Checked mode: helpers take the checker and the thread their faults name after their arguments.
+        const args = expr.args.map((arg) => this.print(arg));
+        if (this.hooks.location) args.push("chk", this.hooks.thread ?? "t");
+        return `${this.hooks.helper(expr.callee)}(${args.join(", ")})`;
+      }
       case "load": {
         const element = this.hooks.location ? this.checkedAccess("ld", expr.array, expr.indices, expr.span, undefined, expr.alignment) : this.element(expr.array, expr.indices);
         return decodeElement(expr.array, element);

@@ -128,9 +128,22 @@ export function emitJs(input: JsModuleInput): JsOutput {
   const resultsArray = results > 0 ? { name: moduleNames.name(helperResults, "results") } : undefined;
   if (resultsArray) out.line(`const ${resultsArray.name} = new Float64Array(${results});`);
 
+  const location = input.checked
+    ? (span: Span) => {
+        const { path, line, column } = input.locator.where(span);
+        return `${path}:${line}:${column}`;
+      }
+    : undefined;
+  const operation = input.checked ? (span: Span) => operationText(input.locator.text(span), span) : undefined;
+
   for (const { helper, body } of input.helpers) {
     const names = moduleNames.child();
     const params = helper.params.map((param) => names.name(param, param.name));
+    // Checked mode: a helper's integer divisions and shifts are checked as a kernel's are, so it takes the checker
+    // and the thread its faults name after its own parameters (every call passes them), as `chk` and `t`: both
+    // reserved, so no parameter of the helper takes those names, and the checked accesses print `t` as kernels do.
+    const thread = location ? "t" : undefined;
+    if (thread) params.push("chk", thread);
     const printer = new JsExprPrinter({
       variable: (v) => names.lookup(v),
       builtin: () => {
@@ -141,20 +154,13 @@ export function emitJs(input: JsModuleInput): JsOutput {
         throw new Error("internal: a helper reads an array");
       },
       helper: (h) => moduleNames.lookup(h),
+      ...(thread ? { location, operation, thread } : {}),
     });
     out.line();
     out.block(`function ${moduleNames.lookup(helper)}(${params.join(", ")}) {`, () => {
       new ThreadStmtPrinter(out, names, printer, undefined).stmts(body);
     });
   }
-
-  const location = input.checked
-    ? (span: Span) => {
-        const { path, line, column } = input.locator.where(span);
-        return `${path}:${line}:${column}`;
-      }
-    : undefined;
-  const operation = input.checked ? (span: Span) => operationText(input.locator.text(span), span) : undefined;
   input.kernels.forEach((unit, index) => new KernelPrinter(unit, functions[index]!, out, moduleNames, location, resultsArray, operation).print());
 
   const source = out.toString();

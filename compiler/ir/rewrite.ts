@@ -5,7 +5,7 @@
  * do not change are returned as they are, so identity comparisons stay meaningful.
  */
 
-import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type MatrixStmt, type Span, type Stmt } from "./ir.ts";
+import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type HelperFunction, type MatrixStmt, type Span, type Stmt } from "./ir.ts";
 import { isWarpgroupShape } from "./matrix.ts";
 
 export type ExprMapper = (expr: Expr) => Expr;
@@ -446,4 +446,22 @@ export function arrayAccesses(stmts: readonly Stmt[]): { reads: Set<ArrayRef>; w
     for (const expr of exprsOf(stmt)) walkExpr(expr, (e) => e.kind === "load" && reads.add(e.array));
   });
   return { reads, writes };
+}
+
+/** The helpers that the given bodies call, directly or through other helpers. */
+export function helpersCalledBy(bodies: readonly (readonly Stmt[])[]): Set<HelperFunction> {
+  const reached = new Set<HelperFunction>();
+  const pending = [...bodies];
+  while (pending.length > 0) {
+    walkStmts(pending.pop()!, (stmt) => {
+      for (const expr of exprsOf(stmt)) {
+        walkExpr(expr, (node) => {
+          if (node.kind !== "call" || reached.has(node.callee)) return;
+          reached.add(node.callee);
+          pending.push(node.callee.body);
+        });
+      }
+    });
+  }
+  return reached;
 }

@@ -29,7 +29,7 @@
 
 import { arrayStride, isInteger, type ArrayRef, type BinaryOp, type ElementType, type Expr, type Kernel, type KernelParam, type LiteralExpr, type ScalarType, type Span, type Stmt, type Type, type Variable } from "../ir/ir.ts";
 import { isStruct, isVector, layoutOf } from "../ir/types.ts";
-import { mapExpr, mapStmts, walkExpr } from "../ir/rewrite.ts";
+import { exprsOf, helpersCalledBy, mapExpr, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { foldExpr } from "./fold.ts";
 import { IndexRanges } from "./index-ranges.ts";
 
@@ -282,6 +282,19 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
   };
 
   const checked = mapStmts(body, { expr, stmt });
+  // A helper is compiled once for all its callers and takes no error buffer, so its integer divisions and variable
+  // shifts go unchecked in a GPU build (the CPU's checked mode, which passes helpers the checker, checks them).
+  for (const helper of helpersCalledBy([body])) {
+    const unguarded = (op: BinaryOp | undefined, type: Type, right: Expr, at: Span) => {
+      if (!op || !isInteger(type) || right.kind === "literal") return;
+      const what = op === "div" || op === "rem" ? `the integer '${binaryText[op]}'` : op === "shl" || op === "shr" ? `the shift '${binaryText[op]}'` : undefined;
+      if (what) unchecked.push({ span: at, what: `${what} in helper '${helper.name}'`, why: "helpers are not instrumented in checked GPU builds; the CPU's checked mode checks them" });
+    };
+    walkStmts(helper.body, (s) => {
+      if (s.kind === "assign") unguarded(s.op, s.variable.type, s.value, s.span);
+      for (const e of exprsOf(s)) walkExpr(e, (node) => node.kind === "binary" && unguarded(node.op, node.left.type, node.right, node.span));
+    });
+  }
   const params: KernelParam[] = [
     { kind: "buffer", array: errors, implicit: { kind: "errors" } },
     { kind: "scalar", variable: launch, implicit: { kind: "launch" } },
