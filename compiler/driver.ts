@@ -19,7 +19,7 @@ import { addSourceFile, isStackOverflow, stackOverflowDiagnostic } from "./front
 import { createProject } from "./frontend/program.ts";
 import { foldStmts } from "./passes/fold.ts";
 import { legalize } from "./passes/legalize.ts";
-import { checkRecords, checkRecordWords, insertChecks, operationText, type KernelChecks } from "./passes/checks.ts";
+import { checkRecords, checkRecordWords, insertChecks, operationText, type HelperCopies, type KernelChecks } from "./passes/checks.ts";
 import { sourceLocator, type SourceLocator } from "./diagnostics/span.ts";
 import type { ManifestChecks, ManifestImplicitParam } from "./lang/manifest.ts";
 import { specializeKernel, specializedName } from "./passes/specialize.ts";
@@ -261,13 +261,20 @@ function emitFile(
     // A checked build: each kernel's checks, inserted as the last step of its legalization (passes/checks.ts).
     const checkOptions = options.checked ? target.checks : undefined;
     const checks: (KernelChecks | undefined)[] = [];
+    // A checked build's copies of helpers, one set a kernel, printed after the module's own helpers.
+    const helperCopies: HelperCopies = {
+      bodies: new Map(lanes.helpers.map(({ helper, body }) => [helper, body] as const)),
+      prepare: (body, insert) => legalize(unrolled(body), target.legalize, insert),
+    };
+    const checkedHelpers: { helper: HelperFunction; body: readonly Stmt[] }[] = [];
     const units = built.map((s, index) => {
       const { kernel, sharedSizes } = lanes.kernels[index]!;
       let kernelChecks: KernelChecks | undefined;
       const body = checkOptions
         ? legalize(unrolled(kernel.body), target.legalize, (stmts) => {
-            const inserted = insertChecks(kernel, stmts, sharedSizes, { ...checkOptions, block: s.facts.block });
+            const inserted = insertChecks(kernel, stmts, sharedSizes, { ...checkOptions, block: s.facts.block }, helperCopies);
             kernelChecks = inserted.checks;
+            checkedHelpers.push(...inserted.helpers);
             return inserted.body;
           })
         : prepare(kernel.body);
@@ -292,7 +299,7 @@ function emitFile(
       const cuda = emitCuda({
         displayPath,
         locator,
-        helpers,
+        helpers: [...helpers, ...checkedHelpers],
         kernels: units,
         lineDirectives: options.lineDirectives ?? true,
       });
@@ -309,7 +316,7 @@ function emitFile(
         },
       };
     } else if (targetName === "wgsl") {
-      const wgsl = emitWgsl({ displayPath, locator, helpers, kernels: units });
+      const wgsl = emitWgsl({ displayPath, locator, helpers: [...helpers, ...checkedHelpers], kernels: units });
       output = {
         ...output,
         wgsl: {

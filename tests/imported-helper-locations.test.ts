@@ -1,7 +1,8 @@
 /**
  * Helpers imported from another file, located in that file: the CUDA line directives, the WGSL line map, the
  * CPU's checked-mode faults (a helper's integer division and shift are checked there, with the helper file's
- * line and operation text) and the warning a checked GPU build gives for what it cannot check in a helper. The
+ * line and operation text) and the check sites of a checked GPU build, whose kernels call checked copies of
+ * their helpers. The
  * kernel and its helpers are written to a fresh directory, with blank lines that make the two files' line numbers
  * differ, so that a location resolved against the wrong file shows.
  */
@@ -15,6 +16,7 @@ import { compileKernelLibrary } from "../runtime/kernels.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { KernelFault } from "../runtime/cpu/checker.ts";
 import { LaunchFailure } from "../runtime/launch-ledger.ts";
+import { compileCuda, nvccAvailable } from "./tools/nvcc.ts";
 
 const helperSource = `// Helpers the kernel imports: their spans lie in this file.
 import { type i32 } from "tskernel";
@@ -113,15 +115,31 @@ describe("helpers imported from another file", () => {
     expect(got).toEqual(Array.from({ length: 64 }, (_, i) => (Math.trunc((i + 100) / parts) + (i << bits)) | 0));
   });
 
-  it("warns in a checked GPU build that a helper's divisions and shifts go unchecked there, at the helper's line", () => {
+  it("has its divisions and shifts checked in a checked GPU build, through the kernel's copy of each helper", () => {
+    const result = compileFiles([kernel], { targets: ["cuda", "wgsl"], baseDir: dir, checked: true });
+    expect(result.diagnostics.filter((d) => d.code === "TSK3170")).toEqual([]);
+    const file = result.files[0]!;
+    // The sites in the order the checks are inserted: the stored value's calls (their copies' sites) before the store.
+    const sites = (checks: NonNullable<typeof file.cuda>["checks"]) => checks![0]!.sites.map((site) => [site.kind, site.location, site.text]);
+    const expected = [
+      ["division-by-zero", `helper.ts:${division}`, "a / b"],
+      ["shift-out-of-range", `helper.ts:${shift}`, "x << s"],
+      ["out-of-bounds", `kernel.ts:${where(kernelSource, "out[i] =")}`, undefined],
+    ];
+    expect(sites(file.cuda!.checks)).toEqual(expected);
+    expect(sites(file.wgsl!.checks)).toEqual(expected);
+    // On CUDA the copies take the kernel's error buffer and launch tag after their own parameters.
+    const cuda = file.cuda!.source;
+    expect(cuda).toMatch(/__device__ __forceinline__ int share\w*\(int a, int b, unsigned\* tsk_errors\w*, unsigned tsk_launch\w*\)/);
+    expect(cuda).toMatch(/tsk_check\(tsk_errors\w*, tsk_launch\w*, 1u, /);
+    // The shift amount is checked before the copy masks it (as a kernel's is).
+    expect(cuda).toMatch(/tsk_check\(tsk_errors\w*, tsk_launch\w*, 1u, \(unsigned int\)s < 32u/);
+  });
+
+  it.skipIf(!nvccAvailable())(`gives CUDA that nvcc compiles, checked copies of helpers included${nvccAvailable() ? "" : " (skipped: no nvcc)"}`, async () => {
     const result = compileFiles([kernel], { targets: ["cuda"], baseDir: dir, checked: true });
-    const warnings = result.diagnostics.filter((d) => d.code === "TSK3170");
-    expect(warnings.map((d) => d.message).sort()).toEqual([
-      "the integer '/' in helper 'share' is not checked at run time in a checked build: helpers are not instrumented in checked GPU builds; the CPU's checked mode checks them".replace(" is not", " in kernel 'split' is not"),
-      "the shift '<<' in helper 'scaled' is not checked at run time in a checked build: helpers are not instrumented in checked GPU builds; the CPU's checked mode checks them".replace(" is not", " in kernel 'split' is not"),
-    ]);
-    for (const warning of warnings) expect(warning.span!.file).toBe(path.join(dir, "helper.ts"));
-    // The kernel's own accesses stay checked, located in the kernel's file.
-    expect(result.files[0]!.cuda!.checks![0]!.sites.map((s) => s.location)).toEqual([`kernel.ts:${where(kernelSource, "out[i] =")}`]);
+    const compiled = await compileCuda(result.files[0]!.cuda!.source);
+    expect(compiled.errors).toBe("");
+    expect(compiled.ok).toBe(true);
   });
 });

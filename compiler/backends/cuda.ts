@@ -173,10 +173,12 @@ export function emitCuda(input: CudaModuleInput): CudaOutput {
   for (const { helper, body } of input.helpers) {
     const names = moduleNames.child();
     const printer = makePrinter(names, moduleNames, vectors);
-    const params = helper.params.map((param) => `${vectors.type(param.type)} ${names.name(param, param.name)}`).join(", ");
+    const params = helper.params.map((param) => `${vectors.type(param.type)} ${names.name(param, param.name)}`);
+    // A checked build's copy of a helper for one kernel records into that kernel's error buffer (passes/checks.ts).
+    if (helper.checks) params.push(`unsigned* ${names.name(helper.checks.errors, "tsk_errors")}`, `unsigned ${names.name(helper.checks.launch, "tsk_launch")}`);
     out.line();
     lineDirective(helper.span);
-    out.line(`__device__ __forceinline__ ${vectors.type(helper.returnType)} ${moduleNames.lookup(helper)}(${params}) {`);
+    out.line(`__device__ __forceinline__ ${vectors.type(helper.returnType)} ${moduleNames.lookup(helper)}(${params.join(", ")}) {`);
     out.indent();
     printStmts(body, { out, names, printer, lineDirective, warpgroupFragments: [], vectors, proxy: { afterWait: false, beforeArrive: new Set(), publish: "tsk_fence_proxy_async" } });
     out.dedent();
@@ -362,6 +364,7 @@ function makePrinter(names: Namer, moduleNames: Namer, vectors: CudaVectors): Ex
     }),
     array: (array) => names.lookup(array),
     helper: (helper) => moduleNames.lookup(helper),
+    helperArguments: (helper) => (helper.checks ? [names.lookup(helper.checks.errors), names.lookup(helper.checks.launch)] : []),
   });
   return printer;
 }

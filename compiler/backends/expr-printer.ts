@@ -33,6 +33,8 @@ export interface ExprHooks {
   select(condition: Printed, whenTrue: Printed, whenFalse: Printed): Printed;
   array(array: ArrayRef): string;
   helper(helper: HelperFunction): string;
+  /** Arguments a call passes after the helper's own (CUDA: a checked copy's error buffer and launch tag). */
+  helperArguments?(helper: HelperFunction): readonly string[];
   /** A vector or struct built from its parts. */
   construct(expr: ConstructExpr, args: readonly Printed[]): Printed;
   /** Lanes of a vector, `v.zyx`; `value` is the vector, printed. */
@@ -137,7 +139,7 @@ export class ExprPrinter {
         return { text: `${template}(${args.join(", ")})`, kind: "atom" };
       }
       case "call":
-        return { text: `${hooks.helper(expr.callee)}(${expr.args.map((arg) => this.argument(arg).text).join(", ")})`, kind: "atom" };
+        return { text: `${hooks.helper(expr.callee)}(${[...expr.args.map((arg) => this.argument(arg).text), ...(hooks.helperArguments?.(expr.callee) ?? [])].join(", ")})`, kind: "atom" };
       case "load": {
         const element = this.element(expr.array, expr.indices);
         if (!expr.atomic) return hooks.load ? hooks.load(expr, element) : { text: element, kind: "atom" };

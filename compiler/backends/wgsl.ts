@@ -129,9 +129,9 @@ export function emitWgsl(input: WgslModuleInput): WgslOutput {
     for (const line of declarations) out.line(line);
   }
 
-  for (const { helper, body } of input.helpers) {
+  const printHelper = ({ helper, body }: (typeof input.helpers)[number], check?: { readonly name: string; readonly secondValue: boolean }) => {
     const names = moduleNames.child();
-    const printer = makePrinter(names, moduleNames, new Map(), () => "", runtime.get(helper)!, typeNames, new Map(), new Set(), new Set());
+    const printer = makePrinter(names, moduleNames, new Map(), () => "", runtime.get(helper)!, typeNames, new Map(), new Set(), new Set(), check);
     const params = helper.params.map((param) => `${names.name(param, param.name)}: ${typeNames.name(param.type)}`).join(", ");
     out.setSource(undefined).line();
     out.setSource(locate(helper.span)).line(`fn ${moduleNames.lookup(helper)}(${params}) -> ${typeNames.name(helper.returnType)} {`);
@@ -139,14 +139,28 @@ export function emitWgsl(input: WgslModuleInput): WgslOutput {
     printStmts(body, { out, names, printer, arrays: new Map(), locate, types: typeNames, sizes: new Map(), packedVectors: new Set(), stored: new Set() });
     out.dedent();
     out.line("}");
-  }
+  };
+  // A checked build's copies of helpers call their kernel's check function: printed beside it (emitEntry).
+  for (const helper of input.helpers) if (!helper.helper.checks) printHelper(helper);
 
-  for (const unit of input.kernels) entries.push(emitEntry(unit, out, moduleNames, locate, runtime.get(unit)!, typeNames));
+  for (const unit of input.kernels) {
+    const errors = unit.kernel.params.find((param) => param.kind === "buffer" && param.implicit?.kind === "errors");
+    const copies = input.helpers.filter(({ helper }) => errors?.kind === "buffer" && helper.checks?.errors === errors.array);
+    entries.push(emitEntry(unit, out, moduleNames, locate, runtime.get(unit)!, typeNames, (check) => copies.forEach((copy) => printHelper(copy, check))));
+  }
   const features = [...new Set(input.kernels.flatMap((unit) => featuresRequired(unit.kernel, "wgsl")))].sort();
   return { source: out.toString(), entries, lineSources: out.sources, features };
 }
 
-function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate: (span: Span) => string, runtime: ReadonlySet<Expr>, typeNames: WgslTypes): WgslEntryInfo {
+function emitEntry(
+  unit: WgslKernelUnit,
+  out: Writer,
+  moduleNames: Namer,
+  locate: (span: Span) => string,
+  runtime: ReadonlySet<Expr>,
+  typeNames: WgslTypes,
+  printHelperCopies: (check: { readonly name: string; readonly secondValue: boolean }) => void,
+): WgslEntryInfo {
   const { kernel } = unit;
   const entry = moduleNames.lookup(unit);
   const layout = wgslLayout(kernel);
@@ -250,6 +264,9 @@ function emitEntry(unit: WgslKernelUnit, out: Writer, moduleNames: Namer, locate
   const uniformValue = (variable: Variable) => (uniformName && fieldNames.has(variable) ? `${uniformName}.${fieldNames.get(variable)}` : undefined);
   const secondValues = check ? siteDeterminedValues(kernel.body, uniformValue) : undefined;
   if (check) for (const line of checkFunction(check, arrays.get((errors as { array: ArrayRef }).array)!, secondValues)) out.line(line);
+  // The copies of helpers this kernel's checked build made record through the same function (their checks' second
+  // values are literals, so they leave secondValues as the kernel's body makes it).
+  if (check) printHelperCopies({ name: check, secondValue: !secondValues });
   const printer = makePrinter(names, moduleNames, arrays, blockDim, runtime, typeNames, unit.sharedSizes, stored, packedVectors, check ? { name: check, secondValue: !secondValues } : undefined);
 
   out.line(`@compute @workgroup_size(${workgroupSize})`);

@@ -943,6 +943,11 @@ export interface HelperFunction {
   /** Mutable only while the frontend fills it in (helpers may be referenced before they are lowered). */
   body: readonly Stmt[];
   readonly span: Span;
+  /**
+   * A checked build's copy of a helper for one kernel (passes/checks.ts): its checks record into that kernel's
+   * error buffer, which CUDA passes it after its own arguments with the launch's tag.
+   */
+  readonly checks?: { readonly errors: ArrayRef; readonly launch: Variable };
 }
 
 export interface Module {

@@ -27,7 +27,7 @@
  * mbarrier operations, whose constant offsets and indices the validator checks.
  */
 
-import { arrayStride, isInteger, type ArrayRef, type BinaryOp, type ElementType, type Expr, type Kernel, type KernelParam, type LiteralExpr, type ScalarType, type Span, type Stmt, type Type, type Variable } from "../ir/ir.ts";
+import { arrayStride, isInteger, type ArrayRef, type BinaryOp, type ElementType, type Expr, type HelperFunction, type Kernel, type KernelParam, type LiteralExpr, type ScalarType, type Span, type Stmt, type Type, type Variable } from "../ir/ir.ts";
 import { isStruct, isVector, layoutOf } from "../ir/types.ts";
 import { exprsOf, helpersCalledBy, mapExpr, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { foldExpr } from "./fold.ts";
@@ -94,7 +94,29 @@ export const checkRecords = 8;
 
 const binaryText: Partial<Record<BinaryOp, string>> = { div: "/", rem: "%", shl: "<<", shr: ">>" };
 
-export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: ReadonlyMap<ArrayRef, readonly number[]>, options: CheckOptions): { body: Stmt[]; checks: KernelChecks } {
+/**
+ * How a checked build makes its copies of helpers: their bodies before the target's legalization (`bodies`, where
+ * the target rewrote helpers, as for vectors), and that legalization with the copy's checks inserted at the point
+ * where a kernel's are (`prepare`, which calls `insert` with the body so far).
+ */
+export interface HelperCopies {
+  readonly bodies: ReadonlyMap<HelperFunction, readonly Stmt[]>;
+  prepare(body: readonly Stmt[], insert: (stmts: Stmt[]) => Stmt[]): readonly Stmt[];
+}
+
+/**
+ * The kernel's body with its checks, and checked copies of the helpers it reaches that divide or shift (`helpers`,
+ * each after those it calls): a helper is compiled once for all its callers, so a checked build gives each kernel
+ * copies whose checks record into that kernel's error buffer under its sites (HelperFunction.checks), and points
+ * the kernel's calls (and the copies' own) at them.
+ */
+export function insertChecks(
+  kernel: Kernel,
+  body: readonly Stmt[],
+  sizes: ReadonlyMap<ArrayRef, readonly number[]>,
+  options: CheckOptions,
+  helperCopies?: HelperCopies,
+): { body: Stmt[]; checks: KernelChecks; helpers: { helper: HelperFunction; body: readonly Stmt[] }[] } {
   const taken = new Set(kernel.params.map((param) => (param.kind === "buffer" ? param.array.name : param.kind === "scalar" ? param.variable.name : param.name)));
   const fresh = (base: string) => {
     let name = base;
@@ -154,8 +176,38 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
   const conjunction: BinaryOp = options.eagerConjunction ? "and" : "logand";
   const both = (...checks: (Expr | undefined)[]): Expr | undefined => checks.filter((c): c is Expr => c !== undefined).reduce<Expr | undefined>((a, b) => (a ? bin(conjunction, "bool", a, b) : b), undefined);
 
+  // The checked copies of the helpers this kernel reaches, made as calls to them are met, each after its callees.
+  const bodyOf = (helper: HelperFunction) => helperCopies?.bodies.get(helper) ?? helper.body;
+  const instrumented = new Map<HelperFunction, boolean>();
+  const needsCopy = (helper: HelperFunction): boolean => {
+    let needs = instrumented.get(helper);
+    if (needs === undefined) {
+      instrumented.set(helper, false);
+      needs = dividesOrShifts(bodyOf(helper)) || [...helpersCalledBy([bodyOf(helper)])].some(needsCopy);
+      instrumented.set(helper, needs);
+    }
+    return needs;
+  };
+  const copyOf = new Map<HelperFunction, HelperFunction>();
+  const copies: { helper: HelperFunction; body: readonly Stmt[] }[] = [];
+  const checkedCall = (node: Expr & { kind: "call" }): Expr => {
+    if (!needsCopy(node.callee)) return node;
+    let copy = copyOf.get(node.callee);
+    if (!copy) {
+      const made: HelperFunction = { ...node.callee, body: [], checks: { errors, launch } };
+      copyOf.set(node.callee, made);
+      const insert = (stmts: Stmt[]) => mapStmts(stmts, { expr: helperExpr, stmt: helperStmt });
+      made.body = helperCopies ? helperCopies.prepare(bodyOf(node.callee), insert) : insert([...bodyOf(node.callee)]);
+      copies.push({ helper: made, body: made.body });
+      copy = made;
+    }
+    return { ...node, callee: copy };
+  };
+
   const expr = (node: Expr): Expr => {
     switch (node.kind) {
+      case "call":
+        return checkedCall(node);
       case "load": {
         const ok = both(alignmentCheck(node.array, node.indices, node.alignment ?? 1, node.span), accessCheck(node.array, node.indices, "read of", node.span));
         return ok ? { kind: "select", type: node.type, condition: ok, whenTrue: node, whenFalse: zeroOf(node.type, node.span), span: node.span } : node;
@@ -282,18 +334,12 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
   };
 
   const checked = mapStmts(body, { expr, stmt });
-  // A helper is compiled once for all its callers and takes no error buffer, so its integer divisions and variable
-  // shifts go unchecked in a GPU build (the CPU's checked mode, which passes helpers the checker, checks them).
-  for (const helper of helpersCalledBy([body])) {
-    const unguarded = (op: BinaryOp | undefined, type: Type, right: Expr, at: Span) => {
-      if (!op || !isInteger(type) || right.kind === "literal") return;
-      const what = op === "div" || op === "rem" ? `the integer '${binaryText[op]}'` : op === "shl" || op === "shr" ? `the shift '${binaryText[op]}'` : undefined;
-      if (what) unchecked.push({ span: at, what: `${what} in helper '${helper.name}'`, why: "helpers are not instrumented in checked GPU builds; the CPU's checked mode checks them" });
-    };
-    walkStmts(helper.body, (s) => {
-      if (s.kind === "assign") unguarded(s.op, s.variable.type, s.value, s.span);
-      for (const e of exprsOf(s)) walkExpr(e, (node) => node.kind === "binary" && unguarded(node.op, node.left.type, node.right, node.span));
-    });
+  // Helpers never touch arrays or barriers: in their copies only divisions, shifts and calls change.
+  function helperExpr(node: Expr): Expr {
+    return node.kind === "call" ? checkedCall(node) : node.kind === "binary" ? expr(node) : node;
+  }
+  function helperStmt(s: Stmt): Stmt | readonly Stmt[] {
+    return s.kind === "assign" ? stmt(s) : s;
   }
   const params: KernelParam[] = [
     { kind: "buffer", array: errors, implicit: { kind: "errors" } },
@@ -304,7 +350,20 @@ export function insertChecks(kernel: Kernel, body: readonly Stmt[], sizes: Reado
       return length && param.kind === "buffer" ? [{ kind: "scalar", variable: length, implicit: { kind: "length", of: param.array.name } }] : [];
     }),
   ];
-  return { body: checked, checks: { sites, params, unchecked: dedupeUnchecked(unchecked) } };
+  return { body: checked, checks: { sites, params, unchecked: dedupeUnchecked(unchecked) }, helpers: copies };
+}
+
+/** Whether a body divides integers or shifts by an amount that is not a literal: what a checked build checks in a helper. */
+function dividesOrShifts(body: readonly Stmt[]): boolean {
+  let found = false;
+  const operation = (op: BinaryOp | undefined, type: Type, right: Expr) => {
+    if (op && isInteger(type) && right.kind !== "literal" && (op === "div" || op === "rem" || op === "shl" || op === "shr")) found = true;
+  };
+  walkStmts(body, (s) => {
+    if (s.kind === "assign") operation(s.op, s.variable.type, s.value);
+    for (const e of exprsOf(s)) walkExpr(e, (node) => node.kind === "binary" && operation(node.op, node.left.type, node.right));
+  });
+  return found;
 }
 
 /** One warning per kind of unchecked statement, at its first place. */

@@ -34,6 +34,7 @@ export const corpusCases: readonly CorpusCase[] = [
   { kernel: "sharedColumnPastEnd", kind: "out-of-bounds", grid: [1, 1], args: (d) => [f32(d, 64), f32(d, 64)] },
   { kernel: "divideByZero", kind: "division-by-zero", grid: 1, args: (d) => [i32(d, new Array(40).fill(0)), i32(d, Array.from({ length: 40 }, (_, i) => i * 3)), i32(d, Array.from({ length: 40 }, (_, i) => (i === 17 ? 0 : i + 1))), 40] },
   { kernel: "remainderByZero", kind: "division-by-zero", grid: 1, args: (d) => [u32(d, new Array(40).fill(0)), u32(d, Array.from({ length: 40 }, (_, i) => i * 7)), 9, 40] },
+  { kernel: "helperDivide", kind: "division-by-zero", grid: 1, args: (d) => [i32(d, new Array(40).fill(0)), i32(d, Array.from({ length: 40 }, (_, i) => i * 5)), i32(d, Array.from({ length: 40 }, (_, i) => (i === 29 ? 0 : i + 2))), 40] },
   { kernel: "shiftTooFar", kind: "shift-out-of-range", grid: 1, args: (d) => [u32(d, new Array(33).fill(0)), 33] },
   { kernel: "vectorTail", kind: "out-of-bounds", grid: 1, args: (d) => [f32(d, 32), f32(d, 30), 8] },
   { kernel: "vectorMisaligned", kind: "misaligned-vector-access", grid: 1, args: (d) => [f32(d, 128), f32(d, 128), 1] },

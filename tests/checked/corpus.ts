@@ -76,6 +76,17 @@ export const remainderByZero = kernel({ block: [64] }, (out: Uint32Array, a: Rea
   if (i < n) out[i] = a[i] % k; // BUG: thread 5 takes the remainder by 0
 });
 
+/** An integer division by zero inside a helper (declared below): checked in the kernel's copy of the helper. */
+export const helperDivide = kernel({ block: [64] }, (out: Int32Array, a: ReadonlyInt32Array, b: ReadonlyInt32Array, n: i32) => {
+  const i = blockIdx.x * 64 + threadIdx.x;
+  if (i < n) out[i] = share(a[i], b[i]);
+});
+
+/** a's share of b parts. */
+function share(total: i32, parts: i32): i32 {
+  return total / parts; // BUG: helperDivide's b holds one 0
+}
+
 /** A shift by 32: the bit count was meant to stop at 31. */
 export const shiftTooFar = kernel({ block: [64] }, (out: Uint32Array, n: i32) => {
   const i = blockIdx.x * 64 + threadIdx.x;
