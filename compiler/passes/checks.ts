@@ -11,7 +11,9 @@
  *   a failed store or atomic does nothing (an atomic's old value is 0). A 16-byte vector access also checks
  *   that its start is a multiple of its lanes (CUDA faults on a misaligned one);
  * - an integer `/` or `%` by zero divides by 1 instead (the quotient is the dividend, the remainder 0, as WGSL
- *   defines them), and a shift amount outside 0…31 is reported and then taken modulo 32, as always;
+ *   defines them), and a shift amount outside 0…31 is reported and then taken modulo 32, as always; in helpers
+ *   too, through a copy of each helper that divides or shifts (or calls one that does) for each kernel, whose
+ *   checks record into that kernel's buffer (HelperFunction.checks);
  * - where the target counts the threads that reach a barrier cheaply (`divergence`: CUDA's
  *   `__syncthreads_count`), those are recorded when part of the block is missing (kernels get there only past
  *   the compiler's uniformity check, so rarely). Subgroup operations are not checked on any GPU: CUDA's
