@@ -7,13 +7,13 @@
  * inputs (its flags must come back to 0) and after a larger and a smaller shape (the scratch grows, then is
  * reused). Each result is compared with float64 (normwise, sampled rows) within TF32's tolerance, and beside it
  * `precision: "tf32"` on the same inputs: the truncating rung (sgemm-wgmma-cluster, whose error should be the
- * larger) below n = 8192, the rounding rung from there on (roundingFreeColumns). Prints JSON.
+ * larger), and the rounding rung where that is free (roundingIsFree: n ≥ 8192, m and k ≥ 4096). Prints JSON.
  *
  *   node tf32-rounded-check.mjs <kernels-cubin dir>
  */
 
 import { createCudaDevice, loadKernelLibrary, matmul, matmulTolerance, type Device, type KernelLibrary } from "../runtime/index.ts";
-import { roundingFreeColumns } from "../runtime/matmul/matmul.ts";
+import { roundingIsFree } from "../runtime/matmul/matmul.ts";
 
 /** Normwise relative error of C against float64 over every `step`-th row (all columns), and its non-finite count. */
 function errorOf(A: Float32Array, B: Float32Array, got: Float32Array, m: number, n: number, k: number): { error: number; nonFinite: number } {
@@ -53,8 +53,8 @@ async function run(device: Device, library: KernelLibrary, [m, n, k]: readonly [
   const truncated = out["tf32"] as { rung: string; normwiseRelative: number; nonFinite: number };
   const fits = m % 256 === 0 && n % 256 === 0 && k % 64 === 0;
   const expected = fits ? "sgemm-wgmma-rounded" : "an FP32 rung";
-  // From n = roundingFreeColumns on, "tf32" takes the rounding rung too (the same bits as "tf32-rounded").
-  out.tf32Expected = fits ? (n >= roundingFreeColumns ? "sgemm-wgmma-rounded" : "sgemm-wgmma-cluster") : "any";
+  // Where rounding is free (roundingIsFree), "tf32" takes the rounding rung too (the same bits as "tf32-rounded").
+  out.tf32Expected = fits ? (roundingIsFree({ m, n, k }) ? "sgemm-wgmma-rounded" : "sgemm-wgmma-cluster") : "any";
   const tf32Ok = !fits || truncated.rung === out.tf32Expected;
   const rungOk = expected === "sgemm-wgmma-rounded" ? rounded.rung === expected : !rounded.rung.startsWith("sgemm-wgmma") && rounded.rung !== "sgemm-tensorcore";
   out.tolerance = matmulTolerance("tf32-rounded", k);
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   const device = await createCudaDevice();
   const library = loadKernelLibrary(dir);
   const results: unknown[] = [];
-  for (const shape of [[1024, 512, 256], [1024, 512, 256], [4096, 4096, 4096], [2048, 8192, 1024], [512, 1024, 2048], [768, 384, 512]] as const) results.push(await run(device, library, shape));
+  for (const shape of [[1024, 512, 256], [1024, 512, 256], [4096, 4096, 4096], [4096, 8192, 4096], [512, 1024, 2048], [768, 384, 512]] as const) results.push(await run(device, library, shape));
   console.log(JSON.stringify({ device: device.name, date: new Date().toISOString(), results }, null, 1));
   device.dispose();
 }

@@ -12,7 +12,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { chooseMatmul, compileKernelLibrary, createTensorMap, matmul, type Device, type KernelHandle } from "../runtime/index.ts";
-import { roundingFreeColumns } from "../runtime/matmul/matmul.ts";
+import { roundingFreeShape } from "../runtime/matmul/matmul.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { roundTf32 } from "../compiler/index.ts";
 import { repoRoot } from "./golden-cases.ts";
@@ -86,11 +86,14 @@ describe("matmul(…, { precision: \"tf32-rounded\" }) and the rounding rung", (
     expect(chooseMatmul(cuda("sm_90"), library, { ...shape, precision: "tf32-rounded" }).rung.name).toBe("sgemm-wgmma-rounded");
     expect(chooseMatmul(cuda("sm_90"), library, { ...shape, precision: "tf32" }).rung.name).toBe("sgemm-wgmma-cluster");
     expect(chooseMatmul(cuda("sm_80"), library, { ...shape, precision: "tf32-rounded" }).rung.precision).toBeUndefined();
-    // From roundingFreeColumns on, "tf32" rounds A where the rung takes the shape and the device.
-    const wide = { ...shape, n: roundingFreeColumns };
-    expect(chooseMatmul(cuda("sm_90"), library, { ...wide, n: roundingFreeColumns - 256, precision: "tf32" }).rung.name).toBe("sgemm-wgmma-cluster");
+    // In roundingFreeShape's region "tf32" rounds A where the rung takes the shape and the device; below any of
+    // its three bounds it truncates.
+    const wide = { ...shape, ...roundingFreeShape };
     expect(chooseMatmul(cuda("sm_90"), library, { ...wide, precision: "tf32" }).rung.name).toBe("sgemm-wgmma-rounded");
-    expect(chooseMatmul(cuda("sm_90"), library, { ...wide, m: 384, precision: "tf32" }).rung.name).toBe("sgemm-tensorcore");
+    for (const smaller of [{ n: wide.n - 256 }, { m: wide.m - 256 }, { k: wide.k - 64 }]) {
+      expect(chooseMatmul(cuda("sm_90"), library, { ...wide, ...smaller, precision: "tf32" }).rung.name).toBe("sgemm-wgmma-cluster");
+    }
+    expect(chooseMatmul(cuda("sm_90"), library, { ...wide, m: wide.m + 128, precision: "tf32" }).rung.name).toBe("sgemm-tensorcore");
     expect(chooseMatmul(cuda("sm_80"), library, { ...wide, precision: "tf32" }).rung.name).toBe("sgemm-tensorcore");
     expect(chooseMatmul(cuda("sm_90"), library, { ...wide, precision: "tf32", variant: "sgemm-wgmma-cluster" }).rung.name).toBe("sgemm-wgmma-cluster");
     expect(chooseMatmul(cuda("sm_90"), library, { ...wide, precision: "fp32" }).rung.precision).toBeUndefined();

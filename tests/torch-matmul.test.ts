@@ -121,17 +121,17 @@ describe("bench/torch-matmul-plan.ts", () => {
     expect(small!.candidates.find((c) => c.rung === "sgemm-wgmma-cluster")!.grid).toEqual([12, 1, 1]);
   });
 
-  it("plans the rounding TF32 rung with its copy of A and its flags, and names it as matmul(…, { precision: \"tf32\" })'s choice from n = 8192 on", () => {
+  it("plans the rounding TF32 rung with its copy of A and its flags, and names it as matmul(…, { precision: \"tf32\" })'s choice where rounding is free", () => {
     const tf32 = compileKernelLibrary(["sgemm-wgmma-cluster.ts", "sgemm-wgmma-rounded.ts"].map((f) => path.join(repoRoot, "examples", f)), ["cuda"]);
     const cubins = new KernelLibrary(
       tf32.kernels.map((h): KernelHandle => ({ ...h, description: { ...h.description, outputs: { ...h.description.outputs, cuda: { ...h.description.outputs.cuda!, cubin: { file: `${h.description.name}.sm_90.cubin`, arch: "sm_90" } } } } })),
     );
-    const [square, wide] = makePlan([new KernelLibrary([...withCubins.kernels, ...cubins.kernels])], ["kernels-cubin"], [[4096, 4096, 4096], [4096, 8192, 1024]]).shapes;
+    const [square, wide] = makePlan([new KernelLibrary([...withCubins.kernels, ...cubins.kernels])], ["kernels-cubin"], [[4096, 4096, 4096], [4096, 8192, 4096]]).shapes;
     const rounded = wide!.candidates.find((c) => c.rung === "sgemm-wgmma-rounded")!;
     expect(rounded.params.slice(-4).map((p) => p.name)).toEqual(["mapA", "mapB", "Ar", "flags"]);
     expect(rounded.tensorMapA).toEqual({ param: "mapA", boxRows: 128, boxCols: 32 });
     expect(rounded.tensorMapB).toEqual({ param: "mapB", boxRows: 32, boxCols: 32 });
-    expect(rounded.roundsA).toEqual({ scratch: "Ar", flags: "flags", flagCount: roundingFlags(4096, 1024) });
+    expect(rounded.roundsA).toEqual({ scratch: "Ar", flags: "flags", flagCount: roundingFlags(4096, 4096) });
     expect(rounded.grid).toEqual([h100Multiprocessors, 1, 1]);
     expect(square!.candidates.find((c) => c.rung === "sgemm-wgmma-cluster")!.roundsA).toBeUndefined();
     expect([square!.matmulTf32?.split(" ")[0], wide!.matmulTf32?.split(" ")[0]]).toEqual(["sgemm-wgmma-cluster", "sgemm-wgmma-rounded"]);

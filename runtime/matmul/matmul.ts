@@ -19,7 +19,7 @@
  * (examples/sgemm-tensorcore.ts, mma.sync: A and B rounded); f32 accumulation in both. Other shapes, and
  * WebGPU (no matrix operations), fall back to the FP32 rungs. With `precision: "tf32-rounded"` only the rung
  * that rounds A to nearest too (examples/sgemm-wgmma-rounded.ts, sm_90: torch.mm's TF32 error), else FP32;
- * "tf32" takes that rung too where n ≥ 8192 (roundingFreeColumns), where it is as fast.
+ * "tf32" takes that rung too where n ≥ 8192 and m, k ≥ 4096 (roundingIsFree), where it is as fast.
  */
 
 import type { Device, DeviceBuffer, KernelArg, KernelHandle } from "../device.ts";
@@ -71,10 +71,10 @@ export interface MatmulOptions {
    * "fp32" (default): every rung computes in f32. "tf32": the tensor-core rung may run, which rounds A and B
    * to TF32 (10 mantissa bits) and accumulates in f32: several times faster on GPUs with tensor cores, with a
    * relative error near 2^-11 instead of 2^-24 per input (on sm_90 the fastest rung truncates A rather than
-   * rounding it below n = 8192: a normwise error of 4.2e-4 against torch.mm's 2.6e-4 at 4096³; from n = 8192 on,
+   * rounding it: a normwise error of 4.2e-4 against torch.mm's 2.6e-4 at 4096³; where n ≥ 8192 and m, k ≥ 4096,
    * where rounding A costs nothing measurable, it takes the rung that rounds it, as "tf32-rounded" does).
    * "tf32-rounded": only tensor-core rungs that round both operands to nearest, torch.mm's error (sm_90:
-   * sgemm-wgmma-rounded, slower below n = 8192), FP32 rungs elsewhere. Naming the tensor-core rung as `variant`
+   * sgemm-wgmma-rounded, slower on smaller shapes), FP32 rungs elsewhere. Naming the tensor-core rung as `variant`
    * implies it.
    */
   readonly precision?: MatmulPrecision;
@@ -395,7 +395,7 @@ export const matmulRungs: readonly Rung[] = [
     // sgemm-wgmma-cluster with A rounded to TF32 once for the grid into a scratch copy: torch.mm's error (2.6e-4
     // against 4.2e-4), at 85.2–86.5 % and 95.3–96.2 % of torch.mm TF32 at 4096³ and 8192³ on the H100
     // (bench/results/2026-11-27-tf32-rounded-h100-run12.json to -run16); taken for `precision: "tf32-rounded"`, and for
-    // "tf32" where n ≥ roundingFreeColumns (chooseMatmul).
+    // "tf32" where roundingIsFree (chooseMatmul).
     // Its tiles, grid and maps are the clustered rung's; it is not tuned.
     ...clusterShape,
     name: "sgemm-wgmma-rounded",
@@ -532,7 +532,7 @@ export interface MatmulChoice {
 /** The rung and kernel `matmul` would use for a shape on a device. */
 export function chooseMatmul(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice {
   // "tf32" where rounding A costs nothing measurable takes the rung that rounds it: torch.mm's error for free.
-  if (!options.variant && options.precision === "tf32" && options.n >= roundingFreeColumns) {
+  if (!options.variant && options.precision === "tf32" && roundingIsFree(options)) {
     const rounded = roundingChoice(device, library, options);
     if (rounded) return rounded;
   }
@@ -622,14 +622,21 @@ function dtypeAllows(options: MatmulOptions, rung: Rung): boolean {
 }
 
 /**
- * From this many columns of C (n) on, `precision: "tf32"` takes the rung that rounds A (torch.mm's error) when it
- * takes the shape, instead of the one that truncates A. Rounding A moves 2·|A| through memory, which matters
- * against the product's m·n·k in proportion to 1/n: on the H100 (2026-11-27, % of torch.mm TF32, rounded against
- * truncated in the same runs) n = 8192 and 16384 gave 94.6–111.1 % against 95.2–112.8 %, within −1.7 to +3.6
- * points over seven shapes (bench/results/2026-11-27-tf32-rounded-h100-run23.json, -run24) and −3.3 at
- * 4096 × 8192 × 4096 (-run18), while n = 4096 cost 7 to 12 points (8192 × 4096 × 8192, 4096³) and n = 2048, 34.
+ * The shapes where `precision: "tf32"` takes the rung that rounds A (torch.mm's error) when it takes the shape,
+ * instead of the one that truncates A: n ≥ 8192 with m and k ≥ 4096. Rounding A moves 2·|A| through memory, which
+ * matters against the product's m·n·k in proportion to 1/n, and in a short launch its first rounds cannot overlap
+ * anything. On the H100 (2026-11-27, % of torch.mm TF32, rounded against truncated in the same runs) the eight shapes
+ * of this region measured within −3.3 to +3.6 points (94.6–111.1 % against 95.2–112.8 %;
+ * bench/results/2026-11-27-tf32-rounded-h100-run18.json, -run23, -run24), while n = 4096 cost 7 to 12 points
+ * (8192 × 4096 × 8192, 4096³), n = 2048 34, and 2048 × 8192 × 1024, small in m and k, 12
+ * (2026-11-27-torch-matmul-rounding-h100.json).
  */
-export const roundingFreeColumns = 8192;
+export const roundingFreeShape = { m: 4096, n: 8192, k: 4096 } as const;
+
+/** Whether rounding A costs "tf32" nothing measurable at this shape (roundingFreeShape). */
+export function roundingIsFree({ m, n, k }: { readonly m: number; readonly n: number; readonly k: number }): boolean {
+  return m >= roundingFreeShape.m && n >= roundingFreeShape.n && k >= roundingFreeShape.k;
+}
 
 /**
  * Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"`, and of them only those
