@@ -239,7 +239,8 @@ function clusterLaunch(n: number, mapped: DeviceBuffer, { A, B, C, device }: Var
  */
 export const tensorCoreVariants: readonly MatmulVariant[] = [
   {
-    // The clustered rung (what matmul(…, { precision: "tf32" }) runs on sm_90 where n is a multiple of 256).
+    // The clustered rung (what matmul(…, { precision: "tf32" }) runs on sm_90 where n is a multiple of 256, outside
+    // the shapes where rounding A is free: runtime/matmul/matmul.ts, roundingIsFree).
     id: "sgemm-wgmma-cluster",
     file: "examples/sgemm-wgmma-cluster.ts",
     kernel: "sgemmWgmmaCluster",
@@ -249,7 +250,8 @@ export const tensorCoreVariants: readonly MatmulVariant[] = [
     precision: "tf32",
   },
   {
-    // The same with A rounded to TF32 once for the grid (what matmul(…, { precision: "tf32-rounded" }) runs on sm_90):
+    // The same with A rounded to TF32 once for the grid (what matmul(…, { precision: "tf32-rounded" }) runs on sm_90,
+    // and "tf32" where rounding is free):
     // its scratch copy of A, which A's map describes, and its flags (zeros, which every launch leaves zero), made
     // with each launch and freed with the maps.
     id: "sgemm-wgmma-rounded",
