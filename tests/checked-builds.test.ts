@@ -35,6 +35,15 @@ describe("a block-uniform statement on the CPU's checked mode", () => {
     expect(failure).toBeInstanceOf(LaunchFailure);
     expect(failure.message).toMatch(/^tskernel: launch #\d+ of 'uniformDivide' failed: division-by-zero in 'uniformDivide' at tests\/checked\/block-uniform\.ts:7:\d+, block \(0, 0, 0\): integer division by zero in `\(a \+ blockIdx\.x\) \/ b`$/);
   });
+
+  it("reports a division by zero in a helper that a block-uniform statement calls, at the helper's line, naming no thread", async () => {
+    const file = path.join(path.dirname(corpusFile), "block-uniform.ts");
+    const kernel = compileKernelLibrary([file], ["js"]).get("uniformHelperDivide");
+    await cpu.launch(kernel, { grid: [2], args: [cpu.createBuffer(new Int32Array(64)), 5, 0] });
+    const failure = (await cpu.synchronize().catch((error: unknown) => error)) as LaunchFailure;
+    expect(failure).toBeInstanceOf(LaunchFailure);
+    expect(failure.message).toMatch(/^tskernel: launch #\d+ of 'uniformHelperDivide' failed: division-by-zero in 'uniformHelperDivide' at tests\/checked\/block-uniform\.ts:23:\d+, block \(0, 0, 0\): integer division by zero in `x \/ y`$/);
+  });
 });
 
 describe.skipIf(typeof webgpu === "string")(`checked WebGPU builds${typeof webgpu === "string" ? ` (skipped: ${webgpu})` : ""}`, () => {
