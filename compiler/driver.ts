@@ -352,11 +352,10 @@ function manifestChecks(checks: KernelChecks, locator: SourceLocator): ManifestC
     recordWords: checkRecordWords,
     implicit,
     sites: checks.sites.map((site) => {
-      const { path: file, line, column } = locator.where(site.span);
       const text = site.kind === "division-by-zero" || site.kind === "shift-out-of-range" ? operationText(locator.text(site.span), site.span) : undefined;
       return {
         kind: site.kind,
-        location: `${file}:${line}:${column}`,
+        location: locator.location(site.span),
         ...(site.access ? { access: site.access } : {}),
         ...(site.array ? { array: site.array.name, space: site.array.space, ...(site.array.dims ? { dims: site.array.dims } : {}) } : {}),
         ...(site.lanes ? { lanes: site.lanes } : {}),

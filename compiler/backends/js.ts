@@ -128,12 +128,7 @@ export function emitJs(input: JsModuleInput): JsOutput {
   const resultsArray = results > 0 ? { name: moduleNames.name(helperResults, "results") } : undefined;
   if (resultsArray) out.line(`const ${resultsArray.name} = new Float64Array(${results});`);
 
-  const location = input.checked
-    ? (span: Span) => {
-        const { path, line, column } = input.locator.where(span);
-        return `${path}:${line}:${column}`;
-      }
-    : undefined;
+  const location = input.checked ? (span: Span) => input.locator.location(span) : undefined;
   const operation = input.checked ? (span: Span) => operationText(input.locator.text(span), span) : undefined;
 
   for (const { helper, body } of input.helpers) {

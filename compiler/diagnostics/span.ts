@@ -58,6 +58,8 @@ export class LineMap {
 export interface SourceLocator {
   /** The span's file as the build shows it, and its start's line and column there. */
   where(span: Span): { readonly path: string; readonly line: number; readonly column: number };
+  /** `path:line:column` of the span's start, as line maps and checked-mode reports show it. */
+  location(span: Span): string;
   /** The text of the span's file. */
   text(span: Span): string;
 }
@@ -77,10 +79,15 @@ export function sourceLocator(own: { readonly file: string; readonly path: strin
     }
     return found;
   };
+  const where = (span: Span) => {
+    const { path, lines } = fileOf(span);
+    return { path, ...lines.lineCol(span.start) };
+  };
   return {
-    where: (span) => {
-      const { path, lines } = fileOf(span);
-      return { path, ...lines.lineCol(span.start) };
+    where,
+    location: (span) => {
+      const { path, line, column } = where(span);
+      return `${path}:${line}:${column}`;
     },
     text: (span) => fileOf(span).lines.text,
   };

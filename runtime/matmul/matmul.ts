@@ -362,10 +362,6 @@ const tileMultiples = (c: Constants) => [c.BM!, c.BN!, c.BK!] as const;
 const tileGrid = (m: number, n: number, c: Constants): [number, number] => [n / c.BN!, m / c.BM!];
 
 /**
- * The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device (and the
- * precision: the TF32 rung only when asked for).
- */
-/**
  * Clusters of two blocks sharing A's k-tiles by multicast, B by the tensor memory accelerator too, a persistent
  * grid: medians of 97.6 % and 95.6 % of torch.mm TF32 at 4096³ and 8192³ on the H100 over 20 and 19 runs
  * (bench/results/2026-11-27-tf32-cluster-h100-run19.json to -run38). Column tiles in pairs: N a multiple of 256.
@@ -388,6 +384,10 @@ const clusterRung: Rung = {
 };
 const { search: _clusterSearch, ...clusterShape } = clusterRung;
 
+/**
+ * The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device (and the
+ * precision: the TF32 rung only when asked for).
+ */
 export const matmulRungs: readonly Rung[] = [
   ...matmul16Rungs,
   clusterRung,
@@ -566,8 +566,8 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
 
 /** The rung that rounds A, where it takes the shape and fits the device and the library holds it. */
 function roundingChoice(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice | undefined {
-  // Without the rounding rung "tf32-rounded" would pick an FP32 rung, or find none in a library of TF32 rungs.
-  if (!library.kernels.some((h) => matmulRungs.some((r) => r.roundsA && r.kernel === h.description.name))) return undefined;
+  // Where that rung does not take the shape, "tf32-rounded" picks an FP32 rung, or finds none (and throws) in a
+  // library of TF32 rungs: either way "tf32" goes on to its own ladder.
   try {
     const choice = chooseMatmul(device, library, { ...options, precision: "tf32-rounded", tuning: false });
     return choice.rung.roundsA ? choice : undefined;
