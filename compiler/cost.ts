@@ -11,7 +11,7 @@
  * `continue` and `return` are not followed. What counts:
  * - global bytes: every load and store of a global buffer's element (its size: 4 bytes for f32, 2 for f16,
  *   1 for u8, 12 for a vec3f, a struct's padded size; a field or lanes of an element, just those; the elements
- *   of a vector access, 16 bytes; four elements for copyAsync4; a fragment's elements for a matrix load or
+ *   of a vector access, 16 bytes; 16 bytes each way for copyAsync4/8/16; a fragment's elements for a matrix load or
  *   store; an atomic's read and write);
  * - flops: floating-point `+ - * /` (compound assignments too), one per lane of a vector, and the functions as
  *   intrinsicFlops counts them (2 for fma, 1 for sqrt, exp, log, pow, the trigonometric and hyperbolic
@@ -22,7 +22,7 @@
  */
 
 import type { Span } from "./diagnostics/span.ts";
-import { assertNever, isFragmentOperand, type ArrayRef, type Expr, type ForStmt, type HelperFunction, type Kernel, type Stmt, type WarpgroupShape } from "./ir/ir.ts";
+import { assertNever, asyncCopyLanes, isFragmentOperand, type ArrayRef, type Expr, type ForStmt, type HelperFunction, type Kernel, type Stmt, type WarpgroupShape } from "./ir/ir.ts";
 import { isInteger, layoutOf, scalars, type ElementType, type Type } from "./ir/types.ts";
 import { fragmentLayout, warpgroupDepth, warpLanes, warpgroupLanes } from "./ir/matrix.ts";
 
@@ -291,7 +291,7 @@ export function estimateCost(kernel: Kernel, loopName: (span: Span) => string): 
         bytes(s.values.length * scalarElementBytes(s.array));
         return each(...s.indices, ...s.values);
       case "asyncCopy":
-        bytes(4 * elementBytes(s.source) + 4 * elementBytes(s.target));
+        bytes(asyncCopyLanes(s) * (elementBytes(s.source) + elementBytes(s.target)));
         return each(...s.targetIndices, ...s.sourceIndices);
       case "atomic":
         bytes(elementBytes(s.array) * (s.op === "load" || s.op === "store" ? 1 : 2));

@@ -1,12 +1,14 @@
 /**
  * Vector accesses and asynchronous copies run on every tested backend: the construct kernels of
  * codegen-tests/vector-access (load4/store4 through global, shared and private arrays; a double-buffered
- * copyAsync4 loop) against results computed here in float64, with fresh random inputs and poisoned outputs.
+ * copyAsync4 loop; copyAsync8 and copyAsync16 of bf16 and u8 in codegen-tests/async-copy-narrow) against results
+ * computed here in float64, with fresh random inputs and poisoned outputs.
  * (On CUDA the same kernels print as float4 accesses and cp.async; tests/generated-code.test.ts compiles them.)
  */
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { bf16Bits, bf16FromBits } from "../compiler/lang/float16.ts";
 import { compileKernelLibrary, type Device } from "../runtime/index.ts";
 import { deviceFor, testedBackends } from "./backends.ts";
 import { casesRoot } from "./golden-cases.ts";
@@ -60,6 +62,33 @@ for (const backend of testedBackends) {
             for (let lane = 0; lane < 4; lane++) expected += input[block * steps * 128 + step * 128 + ((thread + 1) % 32) * 4 + lane]!;
           }
           expect(Math.abs(got[block * 32 + thread]! - expected), `block ${block} thread ${thread}`).toBeLessThan(1e-4);
+        }
+      }
+    });
+
+    it("copyAsync8 and copyAsync16 move 16 bytes of bf16 and u8 through a double-buffered loop", async () => {
+      const narrow = compileKernelLibrary([path.join(casesRoot, "async-copy-narrow", "kernel.ts")], [backend === "cpu" ? "js" : "wgsl"]);
+      const blocks = 3;
+      const steps = 4;
+      const halves = Uint16Array.from({ length: blocks * steps * 256 }, () => bf16Bits(Math.random() * 2 - 1));
+      const bytes = Uint8Array.from({ length: blocks * steps * 512 }, () => Math.floor(Math.random() * 256));
+      const halfOut = gpu.createBuffer(new Float32Array(blocks * 32).fill(Number.NaN));
+      const byteOut = gpu.createBuffer(new Uint32Array(blocks * 32).fill(0xdeadbeef));
+      await gpu.launch(narrow.get("pipelinedHalfSum"), { grid: [blocks], args: [halfOut, gpu.createBuffer("bf16", halves)] });
+      await gpu.launch(narrow.get("pipelinedByteSum"), { grid: [blocks], args: [byteOut, gpu.createBuffer("u8", bytes)] });
+      const gotHalves = (await gpu.read(halfOut)) as Float32Array;
+      const gotBytes = (await gpu.read(byteOut)) as Uint32Array;
+      for (let block = 0; block < blocks; block++) {
+        for (let thread = 0; thread < 32; thread++) {
+          // Each thread adds the elements its neighbour (t + 1) copied, in every step.
+          let halfSum = 0;
+          let byteSum = 0;
+          for (let step = 0; step < steps; step++) {
+            for (let lane = 0; lane < 8; lane++) halfSum += bf16FromBits(halves[(block * steps + step) * 256 + ((thread + 1) % 32) * 8 + lane]!);
+            for (let lane = 0; lane < 16; lane++) byteSum += bytes[(block * steps + step) * 512 + ((thread + 1) % 32) * 16 + lane]!;
+          }
+          expect(Math.abs(gotHalves[block * 32 + thread]! - halfSum), `bf16 block ${block} thread ${thread}`).toBeLessThan(1e-4);
+          expect(gotBytes[block * 32 + thread], `u8 block ${block} thread ${thread}`).toBe(byteSum);
         }
       }
     });

@@ -544,6 +544,9 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
       if (!element) return fail("TSK2008", span, ["cast<T>()", "a type argument that is the kernel's type parameter or an element type name, as in cast<T>(x)", node.getTypeArguments().map((t) => t.getText()).join(", ") || "none"]);
       return lowerConversion(context, valueTypeOf(element), args, span);
     }
+    if (origin.name === "dtype") {
+      return fail("TSK1001", span, ["dtype<T>() as a value"], { notes: ["dtype<T>() names an element type only as the second argument of fragment.a or fragment.b"] });
+    }
     if (origin.name === "fma") {
       const lowered = expectArgs(context, "fma", args, ["f32", "f32", "f32"], span);
       return { kind: "intrinsic", name: "fma", type: "f32", args: lowered, span };
@@ -565,7 +568,7 @@ function lowerCall(context: FunctionContext, node: import("ts-morph").CallExpres
     const special = lowerSpecialCall(context, origin.name, node, typeof hint === "string" ? hint : undefined) ?? lowerFragmentElementExpr(context, origin.name, node);
     if (special) return special;
     if (origin.name === "load4" || origin.name === "load8" || origin.name === "load16") return fail("TSK1028", span, [], { notes: [`destructure it where it is declared: \`const [x, y, z, w] = load4(array, index)\`${origin.name === "load4" ? "" : ` (${origin.name}: one name per element)`}`] });
-    if (["store4", "store8", "store16", "copyAsync4", "commitAsync", "waitAsync", "loadFragment", "loadMatrix", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
+    if (["store4", "store8", "store16", "copyAsync4", "copyAsync8", "copyAsync16", "commitAsync", "waitAsync", "loadFragment", "loadMatrix", "storeFragment", "fillFragment", "mma", "wgmma", "wgmmaCommit", "wgmmaWait"].includes(origin.name)) return fail("TSK1011", span, [`${origin.name}()`]);
     return fail("TSK1005", spanOf(callee), [name], { notes: [`'${name}' from tskernel is not a function that returns a value`] });
   }
   if (origin.kind === "user") {

@@ -18,7 +18,7 @@ import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
 import { arrayStride, isInteger, scalars, type ArrayRef, type ElementType, type Expr, type FragmentElement, type FragmentRef, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
 import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, matrixShapes, roundFragmentValue, warpgroupDepth, wgmma16Elements, wgmma8Elements } from "../ir/matrix.ts";
-import { spanOf, type FunctionContext } from "./context.ts";
+import { elementTypeArgument, spanOf, type FunctionContext } from "./context.ts";
 import { elementIndex, elementSlot, lowerFragmentRef } from "./lower-fragment-elements.ts";
 import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
 import { originOf } from "./program.ts";
@@ -46,6 +46,20 @@ export function isFragmentAllocation(node: Expression): node is CallExpression {
   return origin.kind === "tskernel" && origin.name === "fragment";
 }
 
+/**
+ * The element type `dtype<T>()` names: the type the kernel's type parameter T is bound to in the instance being
+ * lowered (or a literal type argument, `dtype<"bf16">()`). Undefined for any other expression.
+ */
+export function elementTypeName(context: FunctionContext, node: Expression): string | undefined {
+  if (!Node.isCallExpression(node) || node.getArguments().length !== 0) return undefined;
+  const callee = node.getExpression();
+  if (!Node.isIdentifier(callee)) return undefined;
+  const origin = originOf(callee);
+  const typeArgument = node.getTypeArguments()[0];
+  if (origin.kind !== "tskernel" || origin.name !== "dtype" || !typeArgument) return undefined;
+  return elementTypeArgument(typeArgument, context.typeArgs ?? new Map());
+}
+
 /** `fragment.a("m16n8k8", "tf32", COUNT)`: a private f32 array of COUNT · perLane elements. */
 export function lowerFragmentAllocation(context: FunctionContext, name: string, call: CallExpression, span: Span): ArrayRef {
   const callee = call.getExpression() as import("ts-morph").PropertyAccessExpression;
@@ -69,7 +83,8 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
   // hold bf16 or f16, and a tf32 one there is TSK1170 (the TF32 shapes are k8).
   const info = matrixShapes[shape];
   const allowed = (role === "accumulator" ? ["f32"] : info.inputs) as readonly FragmentElement[];
-  const elementText = literal(args[1]!);
+  // The element type as a literal, or as `dtype<T>()` in a kernel over T (the type T is bound to in this instance).
+  const elementText = literal(args[1]!) ?? elementTypeName(context, args[1]!);
   const fragmentElement = allowed.find((element) => element === elementText);
   if (!fragmentElement) {
     if (role === "a" && info.k === 16) return fail("TSK1170", spanOf(args[1]!), [args[0]!.getText(), args[1]!.getText()]);

@@ -9,9 +9,9 @@
 import { Node, SyntaxKind, type Expression, type Statement } from "ts-morph";
 import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import { isInteger, type Access, type ArrayRef, type BinaryOp, type ElementType, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
-import { allocatorTypes, isStruct, scalars, takesVectorAccess, vectorElementTypes, vectorTypes } from "../ir/types.ts";
+import { allocatorTypes, elementScalars, isStruct, scalars, takesVectorAccess, typeName, vectorElementTypes, vectorTypes, type ElementScalar } from "../ir/types.ts";
 import { isComposite, laneCount, loadType, readPart } from "../ir/vectors.ts";
-import { collectPending, resolveTypeNode, resolveValueAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
+import { collectPending, elementTypeArgument, resolveTypeNode, resolveValueAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
 import { fieldIndex } from "./lower-struct.ts";
 import { lowerSwizzle } from "./lower-vector.ts";
 import { adoptHoisted, lowerAtomicStatement } from "./lower-atomics-subgroups.ts";
@@ -195,6 +195,8 @@ function tskernelCallee(context: FunctionContext, node: Expression | undefined):
 /** The vector loads and stores, by name, with the elements each moves (ir/types.ts, vectorAccessBytes). */
 const vectorLoads: Readonly<Record<string, 4 | 8 | 16>> = { load4: 4, load8: 8, load16: 16 };
 const vectorStores: Readonly<Record<string, 4 | 8 | 16>> = { store4: 4, store8: 8, store16: 16 };
+/** The asynchronous copies and the elements each moves (16 bytes of 32-, 16- or 8-bit elements). */
+const asyncCopies: Readonly<Record<string, 4 | 8 | 16>> = { copyAsync4: 4, copyAsync8: 8, copyAsync16: 16 };
 
 /** `const [x, y, z, w] = load4(array, index)` (and `load8`, `load16`): the only place they may stand. */
 function lowerVectorLoad(
@@ -225,7 +227,7 @@ function lowerVectorLoad(
   return [{ kind: "vectorLoad", targets, array, indices, span: spanOf(declaration) }];
 }
 
-/** `store4`, `copyAsync4`, `commitAsync()` and `waitAsync(n)`: statements, like `syncThreads()`. */
+/** `store4`, `copyAsync4` (`8`, `16`), `commitAsync()` and `waitAsync(n)`: statements, like `syncThreads()`. */
 function lowerMemoryOperation(context: FunctionContext, name: string, call: import("ts-morph").CallExpression): Stmt[] | undefined {
   const span = spanOf(call);
   const args = call.getArguments() as Expression[];
@@ -250,18 +252,26 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
       );
       return [{ kind: "vectorStore", array, indices, values, span }];
     }
-    case "copyAsync4": {
+    case "copyAsync4":
+    case "copyAsync8":
+    case "copyAsync16": {
       expectCount(4, "4 arguments (a shared array, its index, a global buffer, its index)");
-      const target = lowerVectorOperand(context, args[0]!, args[1]!, "copyAsync4");
-      const source = lowerVectorOperand(context, args[2]!, args[3]!, "copyAsync4");
-      if (isComposite(target.array.elementType) || !vectorElementTypes.has(target.array.elementType)) {
-        fail("TSK2011", spanOf(args[0]!), ["copyAsync4()", target.array.elementType], { notes: ["copyAsync4() copies four elements of 32 bits: f32, i32 or u32"] });
+      const target = lowerVectorOperand(context, args[0]!, args[1]!, name);
+      const source = lowerVectorOperand(context, args[2]!, args[3]!, name);
+      // Always 16 bytes (one cp.async): four 32-bit elements, eight 16-bit ones or sixteen 8-bit ones.
+      const lanes = asyncCopies[name]!;
+      const element = target.array.elementType;
+      if (isComposite(element) || scalars[element as ElementScalar].bytes * lanes !== 16) {
+        const fitting = isComposite(element) ? undefined : Object.entries(asyncCopies).find(([, n]) => scalars[element as ElementScalar].bytes * n === 16)?.[0];
+        fail("TSK2011", spanOf(args[0]!), [`${name}()`, typeName(element)], {
+          notes: [`${name}() copies 16 bytes: ${lanes} elements of ${128 / lanes} bits${fitting ? `; ${element} arrays take ${fitting}()` : ""}`],
+        });
       }
       const describe = (space: string) => (space === "private" ? "a private array" : space === "shared" ? "a shared array" : "a global buffer");
-      if (target.array.space !== "shared") return fail("TSK1029", spanOf(args[0]!), ["copyAsync4", target.array.name, describe(target.array.space)]);
-      if (source.array.space !== "global") return fail("TSK1029", spanOf(args[2]!), ["copyAsync4", source.array.name, describe(source.array.space)]);
+      if (target.array.space !== "shared") return fail("TSK1029", spanOf(args[0]!), [name, target.array.name, describe(target.array.space)]);
+      if (source.array.space !== "global") return fail("TSK1029", spanOf(args[2]!), [name, source.array.name, describe(source.array.space)]);
       if (source.array.elementType !== target.array.elementType) {
-        return fail("TSK2008", spanOf(args[2]!), ["copyAsync4", `a buffer of ${target.array.elementType} like '${target.array.name}'`, source.array.elementType]);
+        return fail("TSK2008", spanOf(args[2]!), [name, `a buffer of ${typeName(target.array.elementType)} like '${target.array.name}'`, typeName(source.array.elementType)]);
       }
       return [{ kind: "asyncCopy", target: target.array, targetIndices: target.indices, source: source.array, sourceIndices: source.indices, span }];
     }
@@ -339,6 +349,12 @@ function allocatedElement(context: FunctionContext, allocation: "shared" | "loca
   const vector = vectorTypes.get(allocator);
   if (vector && vector.element !== "bool") return vector;
   const typeArgs = call.getTypeArguments();
+  if (allocator === "of" && typeArgs.length === 1) {
+    // shared.of<T>(n): T is the kernel's type parameter (bound in this instance) or an element type's name.
+    const element = elementTypeArgument(typeArgs[0]!, context.typeArgs ?? new Map());
+    if (element) return element;
+    return fail("TSK1141", spanOf(typeArgs[0]!), [typeArgs[0]!.getText(), `${allocation}.of<T>`, elementScalars.map((t) => `"${t}"`).join(", ")]);
+  }
   if (allocator === "array" && typeArgs.length === 1) {
     const resolved = resolveTypeNode(typeArgs[0]!, context.typeArgs);
     if (resolved?.kind === "scalar" && hasLayout(resolved.type)) return resolved.type as ElementType;

@@ -57,6 +57,7 @@ export {
   valueTypeOf,
 } from "./types.ts";
 import type { ElementScalar, ElementType, ScalarType, StructType, Type, VectorType } from "./types.ts";
+import { scalars as scalarInfo } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------------------
 // Storage
@@ -508,7 +509,8 @@ export interface VectorStoreStmt extends StmtBase {
 
 /**
  * `copyAsync4(shared, …indices, global, index)`: starts copying four elements from a global buffer into a
- * shared array (CUDA `cp.async` on sm_80 and later). The copy is complete once a later `waitAsync` says
+ * shared array (CUDA `cp.async` on sm_80 and later); `copyAsync8` and `copyAsync16` the 16 bytes of eight
+ * 16-bit or sixteen 8-bit elements (`asyncCopyLanes`). The copy is complete once a later `waitAsync` says
  * so; targets without asynchronous copies copy at once, which satisfies the same contract.
  */
 export interface AsyncCopyStmt extends StmtBase {
@@ -517,6 +519,12 @@ export interface AsyncCopyStmt extends StmtBase {
   readonly targetIndices: readonly Expr[];
   readonly source: ArrayRef;
   readonly sourceIndices: readonly Expr[];
+}
+
+/** The elements an asynchronous copy moves: 16 bytes of its type (`copyAsync4`, `copyAsync8`, `copyAsync16`). */
+export function asyncCopyLanes(stmt: AsyncCopyStmt): 4 | 8 | 16 {
+  const bytes = scalarInfo[stmt.target.elementType as keyof typeof scalarInfo]?.bytes ?? 4;
+  return bytes === 1 ? 16 : bytes === 2 ? 8 : 4;
 }
 
 /** `commitAsync()`: closes the group of asynchronous copies started since the last commit. */

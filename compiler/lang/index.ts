@@ -245,8 +245,12 @@ export const shared = {
   e4m3: sharedArray,
   e5m2: sharedArray,
   barriers: sharedArray,
+  of: sharedArray,
   ...vectorAllocators(),
 } as unknown as SharedVectorAllocators & {
+  /** An array of the element type T (a kernel's type parameter, or a name: `shared.of<"bf16">(n)`), typed as T's buffer. */
+  of<T extends DType>(length: number): BufferOf<T>;
+  of<T extends DType>(rows: number, cols: number): BufferOf<T>[];
   f32(length: number): Float32Array;
   f32(rows: number, cols: number): Float32Array[];
   i32(length: number): Int32Array;
@@ -308,8 +312,11 @@ export const local = {
   u16: sharedArray,
   e4m3: sharedArray,
   e5m2: sharedArray,
+  of: sharedArray,
   ...vectorAllocators(),
 } as unknown as LocalVectorAllocators & {
+  /** An array of the element type T (a kernel's type parameter, or a name), typed as T's buffer. */
+  of<T extends DType>(length: number): BufferOf<T>;
   f32(length: number): Float32Array;
   i32(length: number): Int32Array;
   u32(length: number): Uint32Array;
@@ -350,6 +357,14 @@ export function bf16(x: number | boolean): bf16 {
 /** The f64 of a value: exact from every other type. */
 export function f64(x: number | boolean): f64 {
   return Number(x);
+}
+
+/**
+ * The name of the element type T, where a fragment declaration takes one: `fragment.a("m16n8k16", dtype<T>(), n)`
+ * in a kernel over `<T extends "bf16" | "f16">` declares A fragments of the type each instance binds T to.
+ */
+export function dtype<T extends DType>(): T {
+  return outsideKernel("dtype<T>()");
 }
 
 /** The conversion to `Elem<T>`: `cast<T>(x)` is `bf16(x)` where T is bf16, `i32(x)` where it is i8. */
@@ -453,7 +468,19 @@ export function copyAsync4(shared: Float32Array | Int32Array | Uint32Array, inde
   outsideKernel("copyAsync4()");
 }
 
-/** Closes the group of `copyAsync4` calls this thread started since the last commit. */
+/** `copyAsync4` for 16-bit elements: eight of them (16 bytes) from multiples of 8. */
+export function copyAsync8(shared: Array16, index: i32, source: Readonly<Array16>, sourceIndex: i32): void {
+  void [shared, index, source, sourceIndex];
+  outsideKernel("copyAsync8()");
+}
+
+/** `copyAsync4` for 8-bit elements: sixteen of them (16 bytes) from multiples of 16. */
+export function copyAsync16(shared: Array8, index: i32, source: Readonly<Array8>, sourceIndex: i32): void {
+  void [shared, index, source, sourceIndex];
+  outsideKernel("copyAsync16()");
+}
+
+/** Closes the group of `copyAsync4` (`copyAsync8`, `copyAsync16`) calls this thread started since the last commit. */
 export function commitAsync(): void {
   outsideKernel("commitAsync()");
 }

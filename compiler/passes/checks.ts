@@ -29,7 +29,7 @@
  * mbarrier operations, whose constant offsets and indices the validator checks.
  */
 
-import { arrayStride, isInteger, type ArrayRef, type BinaryOp, type ElementType, type Expr, type HelperFunction, type Kernel, type KernelParam, type LiteralExpr, type ScalarType, type Span, type Stmt, type Type, type Variable } from "../ir/ir.ts";
+import { arrayStride, asyncCopyLanes, isInteger, type ArrayRef, type BinaryOp, type ElementType, type Expr, type HelperFunction, type Kernel, type KernelParam, type LiteralExpr, type ScalarType, type Span, type Stmt, type Type, type Variable } from "../ir/ir.ts";
 import { isStruct, isVector, layoutOf } from "../ir/types.ts";
 import { exprsOf, helpersCalledBy, mapExpr, mapStmts, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { foldExpr } from "./fold.ts";
@@ -301,11 +301,12 @@ export function insertChecks(
         ];
       }
       case "asyncCopy": {
+        const lanes = asyncCopyLanes(s);
         const ok = both(
-          alignmentCheck(s.source, s.sourceIndices, 4, s.span),
-          accessCheck(s.source, s.sourceIndices, "read of", s.span, 4),
-          alignmentCheck(s.target, s.targetIndices, 4, s.span),
-          accessCheck(s.target, s.targetIndices, "write to", s.span, 4),
+          alignmentCheck(s.source, s.sourceIndices, lanes, s.span),
+          accessCheck(s.source, s.sourceIndices, "read of", s.span, lanes),
+          alignmentCheck(s.target, s.targetIndices, lanes, s.span),
+          accessCheck(s.target, s.targetIndices, "write to", s.span, lanes),
         );
         return ok ? ifThen(ok, [s], s.span) : s;
       }

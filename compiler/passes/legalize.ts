@@ -29,6 +29,7 @@
 import {
   declaredVariables,
   arrayStride,
+  asyncCopyLanes,
   scalars,
   valueTypeOf,
   vectorLanes,
@@ -197,9 +198,9 @@ function argumentsInLocals(stmts: readonly Stmt[]): Stmt[] {
   });
 }
 
-/** A synchronous stand-in for `copyAsync4`: four elements into temporaries, then into the shared array. */
+/** A synchronous stand-in for `copyAsync4` (`8`, `16`): its 16 bytes' elements into temporaries, then into the shared array. */
 function copyAsVectors(stmt: AsyncCopyStmt): Stmt {
-  const targets = Array.from({ length: vectorWidth }, (_, lane): Variable => ({ kind: "variable", name: `copied${lane}`, type: loadType(stmt.source.elementType), mutable: false, span: stmt.span }));
+  const targets = Array.from({ length: asyncCopyLanes(stmt) }, (_, lane): Variable => ({ kind: "variable", name: `copied${lane}`, type: loadType(stmt.source.elementType), mutable: false, span: stmt.span }));
   const values = targets.map((variable): Expr => ({ kind: "variable", type: variable.type, variable, span: stmt.span }));
   return {
     kind: "block",

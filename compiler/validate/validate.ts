@@ -7,7 +7,7 @@
  */
 
 import { makeDiagnostic, type Diagnostic } from "../diagnostics/diagnostic.ts";
-import { arrayStride, isFragmentOperand, scalars, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
+import { arrayStride, asyncCopyLanes, isFragmentOperand, scalars, vectorLanes, vectorWidth, type ArrayRef, type Expr, type Kernel, type SharedOperand, type Span, type Stmt, type WarpgroupShape, type WgmmaStmt } from "../ir/ir.ts";
 import { exprsOf, firstClusterOperation, firstMatrixOperation, matrixOperationName, usesMatrixOperations, usesSubgroups, usesWarpgroupOperations, firstRoleOperation, usesWarpgroupRoles, walkExpr, walkStmts } from "../ir/rewrite.ts";
 import { fragmentLayout, warpgroupColumns, warpgroupDepth, warpgroupLanes, warpLanes } from "../ir/matrix.ts";
 import { layoutOf } from "../ir/types.ts";
@@ -159,8 +159,9 @@ function checkVectorAlignment(body: readonly Stmt[], sizes: ReadonlyMap<ArrayRef
     if (stmt.kind === "vectorLoad") check(`load${vectorLanes(stmt)}`, stmt.array, stmt.indices, stmt.span, vectorLanes(stmt));
     if (stmt.kind === "vectorStore") check(`store${vectorLanes(stmt)}`, stmt.array, stmt.indices, stmt.span, vectorLanes(stmt));
     if (stmt.kind === "asyncCopy") {
-      check("copyAsync4", stmt.target, stmt.targetIndices, stmt.span);
-      check("copyAsync4", stmt.source, stmt.sourceIndices, stmt.span);
+      const lanes = asyncCopyLanes(stmt);
+      check(`copyAsync${lanes}`, stmt.target, stmt.targetIndices, stmt.span, lanes);
+      check(`copyAsync${lanes}`, stmt.source, stmt.sourceIndices, stmt.span, lanes);
     }
   });
 }
