@@ -37,6 +37,8 @@ export const torchRungs: readonly string[] = [
   // bf16 and f16 (tensor cores), timed against torch.mm in the same type.
   "hgemm-wgmma-ws",
   "hgemm-wgmma-ws-f16",
+  "hgemm-mma-guarded",
+  "hgemm-mma-guarded-f16",
   "hgemm-tiled",
   "hgemm-tiled-f16",
   // TF32 (tensor cores), timed against torch.mm with TF32 on; the rounding rung with torch's error.

@@ -49,6 +49,7 @@ export const packageKernelFiles: readonly string[] = [
   "examples/sgemm-wgmma-cluster.ts",
   "examples/sgemm-wgmma-rounded.ts",
   "examples/hgemm-tiled.ts",
+  "examples/hgemm-mma-guarded.ts",
   "examples/hgemm-wgmma-ws.ts",
   // scaledMatmul()'s fp8 rungs (runtime/matmul/scaled-matmul.ts).
   "examples/fp8gemm-wgmma-ws.ts",

@@ -38,6 +38,8 @@ export { matmulTolerance16, type MatmulDtype } from "./matmul16.ts";
 export type MatmulVariantName =
   | "hgemm-wgmma-ws"
   | "hgemm-wgmma-ws-f16"
+  | "hgemm-mma-guarded"
+  | "hgemm-mma-guarded-f16"
   | "hgemm-tiled"
   | "hgemm-tiled-f16"
   | "sgemm-wgmma-cluster"
@@ -512,6 +514,9 @@ export const matmulRungs: readonly Rung[] = [
 
 /** Whether a build of the rung's kernel with these constants is one of the rung's builds. */
 export function belongsTo(rung: Rung, c: Constants): boolean {
+  // A kernel over an element type (examples/hgemm-mma-guarded.ts) puts the builds of each type in the rung of that dtype.
+  const element = (c as Readonly<Record<string, unknown>>).T;
+  if (element !== undefined && element !== (rung.dtype ?? "f32")) return false;
   return !rung.builds || Object.entries(rung.builds).every(([name, value]) => c[name] === value);
 }
 
@@ -611,9 +616,16 @@ function tunedChoice(device: Device, library: KernelLibrary, options: MatmulOpti
   return undefined;
 }
 
-/** Whether the device has the architecture the rung needs (a CUDA GPU of that `arch`); rungs without a need fit any. */
+/**
+ * Whether the device has the architecture the rung needs: a CUDA GPU of exactly that `arch` (wgmma's sm_90a has no
+ * successor that runs it), or of at least `cudaArchAtLeast`; rungs without a need fit any device.
+ */
 export function archAllows(device: Device, rung: Rung): boolean {
-  return rung.cudaArch === undefined || (device.backend === "cuda" && (device as Device & { readonly arch?: string }).arch === rung.cudaArch);
+  const arch = device.backend === "cuda" ? (device as Device & { readonly arch?: string }).arch : undefined;
+  if (rung.cudaArch !== undefined && arch !== rung.cudaArch) return false;
+  if (rung.cudaArchAtLeast === undefined) return true;
+  const capability = /^sm_(\d+)/.exec(arch ?? "");
+  return capability !== null && Number(capability[1]) >= rung.cudaArchAtLeast;
 }
 
 /** Whether the requested element type is the rung's: the 16-bit rungs for bf16 and f16, the others for f32. */

@@ -4,9 +4,11 @@
  * multiples of 8 (the tensor maps' rows must be whole 16-byte units), the warp-specialized tensor-core rung (examples/hgemm-wgmma-ws.ts:
  * wgmma m64n256k16 with both operands in shared memory, the tensor memory accelerator for the copies and the
  * stores, a persistent grid, partial tiles at the edges; 98.6 % / 102.2 % of torch.mm bf16 at 4096³ / 8192³ on the H100,
- * bench/results/2026-11-26-hgemm-lang-h100.json); elsewhere, and for any shape, the tiled kernel
- * (examples/hgemm-tiled.ts), which runs on the CPU too. matmul.ts puts these rungs in its ladder and the f32
- * rungs apart from them by `dtype`; the tuner searches both (their search spaces below) on 16-bit inputs.
+ * bench/results/2026-11-26-hgemm-lang-h100.json); on other CUDA GPUs from sm_80, and for the shapes whose rows tensor
+ * maps cannot describe, the warp-level tensor-core rung (examples/hgemm-mma-guarded.ts: mma.sync m16n8k16, any
+ * shape); on the CPU, and where nothing else runs, the tiled kernel (examples/hgemm-tiled.ts). matmul.ts puts these
+ * rungs in its ladder and the f32 rungs apart from them by `dtype`; the tuner searches the warpgroup and tiled
+ * rungs (their search spaces below) on 16-bit inputs.
  */
 
 import type { Rung, RungSearch } from "./rung.ts";
@@ -68,6 +70,17 @@ export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap
     tensorMapA: { boxRows: 128, boxCols: 64 },
     tensorMapsBC: wgmmaTensorMaps,
     search: searchWgmmaWs16,
+    notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
+  },
+  {
+    name: dtype === "bf16" ? "hgemm-mma-guarded" : "hgemm-mma-guarded-f16",
+    file: "examples/hgemm-mma-guarded.ts",
+    // One kernel over the element type: its builds of each type belong to the rung of that dtype (belongsTo).
+    kernel: "hgemmMmaGuarded",
+    dtype,
+    // mma.sync m16n8k16 and ldmatrix: sm_80 and later. Any shape (partial tiles, rows of any length).
+    cudaArchAtLeast: 80,
+    grid: (m, n, c) => [Math.ceil(n / c.BN!), Math.ceil(m / c.BM!)],
     notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
   },
   {

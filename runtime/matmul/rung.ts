@@ -63,6 +63,11 @@ export interface Rung {
    */
   readonly cudaArch?: string;
   /**
+   * The lowest CUDA compute capability (times ten) the rung's kernel runs on, for kernels that later GPUs run too
+   * (mma.sync m16n8k16: 80): the fixed rule passes over it on older GPUs and on the other backends.
+   */
+  readonly cudaArchAtLeast?: number;
+  /**
    * The kernel takes A's tensor map after C (copyTile, runtime/tensor-map.ts): A as rows = m, cols = k, in
    * boxes of this size. Whoever launches the rung makes the map (`rungArguments`).
    */
