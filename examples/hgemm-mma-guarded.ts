@@ -13,7 +13,7 @@
 // share A's rows and B's columns in L2). The epilogue stores each accumulator element that lies inside C. The
 // CPU backend emulates mma.sync with the products in order (docs/language.md §25).
 // Requirements: none on the shape; BK a multiple of 16, WM of 16, WN of 8, THREADS = 32·(BM/WM)·(BN/WN),
-// STAGES 2, 3 or 4.
+// STAGES from 2 to 9.
 // Launch: grid (ceil(N / BN), ceil(M / BM)), block THREADS.
 import {
   blockIdx,
@@ -118,14 +118,7 @@ export const hgemmMmaGuarded = kernel(
       if (it >= 0) {
         // k-tile it's group is done (of the groups committed since, STAGES − 2 may still run), and after the
         // barrier every thread's copies of it are visible and every warp is done with k-tile it − 1's stage.
-        // (waitAsync takes a literal: one branch a stage count, folded away once STAGES is fixed.)
-        if (STAGES === 2) {
-          waitAsync(0);
-        } else if (STAGES === 3) {
-          waitAsync(1);
-        } else {
-          waitAsync(2);
-        }
+        waitAsync(STAGES - 2);
         syncThreads();
       }
       const fill = it + STAGES - 1;

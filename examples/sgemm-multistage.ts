@@ -166,18 +166,10 @@ export const sgemmMultistage = kernel(
     let readB = 0;
     let writeB = STAGES - 1;
     for (let k0 = 0; k0 < K; k0 += KS) {
-      // This step's B tile has landed once at most STAGES − 2 groups are still in flight (waitAsync takes a
-      // literal: one per supported depth); the barrier makes every thread's copies and A stores visible, and
-      // says that every thread is done with the stages of the previous step, which are refilled below.
-      if (STAGES === 2) {
-        waitAsync(0);
-      } else if (STAGES === 3) {
-        waitAsync(1);
-      } else if (STAGES === 4) {
-        waitAsync(2);
-      } else {
-        waitAsync(3);
-      }
+      // This step's B tile has landed once at most STAGES − 2 groups are still in flight; the barrier makes
+      // every thread's copies and A stores visible, and says that every thread is done with the stages of the
+      // previous step, which are refilled below.
+      waitAsync(STAGES - 2);
       syncThreads();
       const nextB = k0 + (STAGES - 1) * KS;
       if (nextB < K) {

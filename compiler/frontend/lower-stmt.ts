@@ -227,6 +227,25 @@ function lowerVectorLoad(
   return [{ kind: "vectorLoad", targets, array, indices, span: spanOf(declaration) }];
 }
 
+/** Whether an expression is made of literals and Const parameters only (known once the kernel is specialized). */
+function isCompileTimeExpr(expr: Expr): boolean {
+  switch (expr.kind) {
+    case "literal":
+    case "constRef":
+      return true;
+    case "unary":
+      return isCompileTimeExpr(expr.operand);
+    case "binary":
+      return isCompileTimeExpr(expr.left) && isCompileTimeExpr(expr.right);
+    case "select":
+      return isCompileTimeExpr(expr.condition) && isCompileTimeExpr(expr.whenTrue) && isCompileTimeExpr(expr.whenFalse);
+    case "convert":
+      return isCompileTimeExpr(expr.value);
+    default:
+      return false;
+  }
+}
+
 /** `store4`, `copyAsync4` (`8`, `16`), `commitAsync()` and `waitAsync(n)`: statements, like `syncThreads()`. */
 function lowerMemoryOperation(context: FunctionContext, name: string, call: import("ts-morph").CallExpression): Stmt[] | undefined {
   const span = spanOf(call);
@@ -281,10 +300,15 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
     case "waitAsync": {
       expectCount(1, "1 argument (how many committed groups may still be in flight)");
       const pending = lowerExpr(context, args[0]!, "i32");
-      if (pending.kind !== "literal" || pending.value < 0 || pending.value > 7 || !isInteger(pending.type)) {
-        return fail("TSK2008", spanOf(args[0]!), ["waitAsync()", "a whole number from 0 to 7 known at compile time", `'${args[0]!.getText()}'`]);
+      const expected = ["waitAsync()", "a whole number from 0 to 7 known at compile time (a literal, or an expression of Const parameters)", `'${args[0]!.getText()}'`];
+      if (!isInteger(pending.type)) return fail("TSK2008", spanOf(args[0]!), expected);
+      if (pending.kind === "literal") {
+        if (pending.value < 0 || pending.value > 7) return fail("TSK2008", spanOf(args[0]!), expected);
+        return [{ kind: "asyncWait", pending: pending.value, span }];
       }
-      return [{ kind: "asyncWait", pending: pending.value, span }];
+      // An expression of Const parameters (waitAsync(STAGES - 2)) is folded when the kernel is specialized.
+      if (!isCompileTimeExpr(pending)) return fail("TSK2008", spanOf(args[0]!), expected);
+      return [{ kind: "asyncWait", pending: 0, pendingExpr: pending, span }];
     }
     default:
       return undefined;

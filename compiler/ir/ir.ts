@@ -536,6 +536,11 @@ export interface AsyncCommitStmt extends StmtBase {
 export interface AsyncWaitStmt extends StmtBase {
   readonly kind: "asyncWait";
   readonly pending: number;
+  /**
+   * `waitAsync(STAGES - 2)`: the count as written, an expression of compile-time constants, until specialization
+   * folds it into `pending` (passes/specialize.ts); one that does not fold to 0…7 stays for the validator (TSK2008).
+   */
+  readonly pendingExpr?: Expr;
 }
 
 /** The statements that move memory in 16-byte units or asynchronously; targets print or legalize them. */

@@ -172,8 +172,9 @@ function mapStmtParts(stmt: Stmt, mapper: StmtMapper): Stmt {
     case "barrier":
     case "fence":
     case "asyncCommit":
-    case "asyncWait":
       return stmt;
+    case "asyncWait":
+      return stmt.pendingExpr ? { ...stmt, pendingExpr: e(stmt.pendingExpr) } : stmt;
     default:
       return assertNever(stmt, "statement");
   }
@@ -320,6 +321,8 @@ export function exprsOf(stmt: Stmt): Expr[] {
       return stmt.value ? [stmt.index, stmt.value] : [stmt.index];
     case "tileCopy":
       return [stmt.offset, stmt.x, stmt.y, stmt.index];
+    case "asyncWait":
+      return stmt.pendingExpr ? [stmt.pendingExpr] : [];
     default:
       return [];
   }

@@ -69,6 +69,12 @@ export function specializeKernel(kernel: Kernel, values: ReadonlyMap<string, Con
           return { ...stmt, source: retarget(stmt.source) };
         case "collective":
           return stmt.words ? { ...stmt, words: retarget(stmt.words) } : stmt;
+        case "asyncWait": {
+          // waitAsync(STAGES - 2): the count is known now; one outside 0…7 stays for the validator.
+          const count = stmt.pendingExpr && foldExpr(stmt.pendingExpr);
+          if (count?.kind !== "literal" || !Number.isInteger(count.value) || count.value < 0 || count.value > 7) return count ? { ...stmt, pendingExpr: count } : stmt;
+          return { kind: "asyncWait", pending: count.value, span: stmt.span };
+        }
         default:
           return stmt;
       }

@@ -156,6 +156,11 @@ function checkVectorAlignment(body: readonly Stmt[], sizes: ReadonlyMap<ArrayRef
     if (dims && dims.length === 2 && dims[1]! % lanes !== 0) report(makeDiagnostic("TSK3014", span, [what, array.name, dims[1]!, lanes]));
   };
   walkStmts(body, (stmt) => {
+    // waitAsync(STAGES - 2) whose count did not fold to 0…7 in this specialization (passes/specialize.ts).
+    if (stmt.kind === "asyncWait" && stmt.pendingExpr) {
+      const found = stmt.pendingExpr.kind === "literal" ? `${stmt.pendingExpr.value} in this specialization` : "a value that is not known at compile time";
+      report(makeDiagnostic("TSK2008", stmt.pendingExpr.span, ["waitAsync()", "a whole number from 0 to 7 known at compile time", found]));
+    }
     if (stmt.kind === "vectorLoad") check(`load${vectorLanes(stmt)}`, stmt.array, stmt.indices, stmt.span, vectorLanes(stmt));
     if (stmt.kind === "vectorStore") check(`store${vectorLanes(stmt)}`, stmt.array, stmt.indices, stmt.span, vectorLanes(stmt));
     if (stmt.kind === "asyncCopy") {

@@ -158,10 +158,6 @@ export function hgemmMmaGuarded_T_bf16_BM_128_BN_256_BK_32_WM_64_WN_64_THREADS_2
     body0: {
       if (it >= 0) {
         threads1: for (let t = 0; t < threads; t++) {
-          {
-            {
-            }
-          }
         }
       }
       const fill = (((it + 3) | 0) - 1) | 0;
@@ -455,10 +451,6 @@ export function hgemmMmaGuarded_T_bf16_BM_64_BN_64_BK_32_WM_32_WN_32_THREADS_128
     body0: {
       if (it >= 0) {
         threads1: for (let t = 0; t < threads; t++) {
-          {
-            {
-            }
-          }
         }
       }
       const fill = (((it + 3) | 0) - 1) | 0;
@@ -794,8 +786,6 @@ export function hgemmMmaGuarded_T_bf16_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128
     body0: {
       if (it >= 0) {
         threads1: for (let t = 0; t < threads; t++) {
-          {
-          }
         }
       }
       const fill = (((it + 2) | 0) - 1) | 0;
@@ -1075,10 +1065,6 @@ export function hgemmMmaGuarded_T_f16_BM_128_BN_256_BK_32_WM_64_WN_64_THREADS_25
     body0: {
       if (it >= 0) {
         threads1: for (let t = 0; t < threads; t++) {
-          {
-            {
-            }
-          }
         }
       }
       const fill = (((it + 3) | 0) - 1) | 0;
@@ -1372,10 +1358,6 @@ export function hgemmMmaGuarded_T_f16_BM_64_BN_64_BK_32_WM_32_WN_32_THREADS_128_
     body0: {
       if (it >= 0) {
         threads1: for (let t = 0; t < threads; t++) {
-          {
-            {
-            }
-          }
         }
       }
       const fill = (((it + 3) | 0) - 1) | 0;
@@ -1711,8 +1693,6 @@ export function hgemmMmaGuarded_T_f16_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_
     body0: {
       if (it >= 0) {
         threads1: for (let t = 0; t < threads; t++) {
-          {
-          }
         }
       }
       const fill = (((it + 2) | 0) - 1) | 0;

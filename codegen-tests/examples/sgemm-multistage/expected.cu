@@ -149,55 +149,49 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
   int writeB = 3;
 #line 168 "examples/sgemm-multistage.ts"
   for (int k0_1 = 0; k0_1 < K; k0_1 += 16) {
-    {
-      {
-        {
-#line 177 "examples/sgemm-multistage.ts"
-          tsk_cp_async_wait<2>();
-        }
-      }
-    }
-#line 181 "examples/sgemm-multistage.ts"
+#line 172 "examples/sgemm-multistage.ts"
+    tsk_cp_async_wait<2>();
+#line 173 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 182 "examples/sgemm-multistage.ts"
+#line 174 "examples/sgemm-multistage.ts"
     const int nextB = (int)((unsigned int)k0_1 + 48u);
-#line 183 "examples/sgemm-multistage.ts"
+#line 175 "examples/sgemm-multistage.ts"
     if (nextB < K) {
-#line 184 "examples/sgemm-multistage.ts"
+#line 176 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 16; offset_3 += 4) {
-#line 185 "examples/sgemm-multistage.ts"
+#line 177 "examples/sgemm-multistage.ts"
         const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
-#line 186 "examples/sgemm-multistage.ts"
+#line 178 "examples/sgemm-multistage.ts"
         const int col_2 = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
         {
-#line 188 "examples/sgemm-multistage.ts"
+#line 180 "examples/sgemm-multistage.ts"
           tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
         }
       }
     }
-#line 194 "examples/sgemm-multistage.ts"
+#line 186 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
-#line 195 "examples/sgemm-multistage.ts"
+#line 187 "examples/sgemm-multistage.ts"
     const int nextA0 = (int)((unsigned int)k0_1 + 16u);
-#line 196 "examples/sgemm-multistage.ts"
+#line 188 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 197 "examples/sgemm-multistage.ts"
+#line 189 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 128; offset_4 += 32) {
-#line 198 "examples/sgemm-multistage.ts"
+#line 190 "examples/sgemm-multistage.ts"
         const int row_3 = (int)((unsigned int)cRow * 128u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
-#line 200 "examples/sgemm-multistage.ts"
+#line 192 "examples/sgemm-multistage.ts"
           const int col_3 = (int)((unsigned int)nextA0 + (unsigned int)innerColA * 4u);
           {
-#line 202 "examples/sgemm-multistage.ts"
+#line 194 "examples/sgemm-multistage.ts"
             const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_3 * (unsigned int)K + (unsigned int)col_3)]);
             const float a0_1 = vector_1.x;
             const float a1_1 = vector_1.y;
             const float a2_1 = vector_1.z;
             const float a3_1 = vector_1.w;
-#line 203 "examples/sgemm-multistage.ts"
+#line 195 "examples/sgemm-multistage.ts"
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u)] = a0_1;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 1u)] = a1_1;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 2u)] = a2_1;
@@ -206,119 +200,119 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_128_BN_128_
         }
       }
     }
-#line 216 "examples/sgemm-multistage.ts"
+#line 208 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int dot = 0; dot < 16; dot++) {
-#line 217 "examples/sgemm-multistage.ts"
+#line 209 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 218 "examples/sgemm-multistage.ts"
+#line 210 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
-#line 219 "examples/sgemm-multistage.ts"
+#line 211 "examples/sgemm-multistage.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 132u + (unsigned int)warpRow * 64u + (unsigned int)wSubRow * 64u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 220 "examples/sgemm-multistage.ts"
+#line 212 "examples/sgemm-multistage.ts"
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
-#line 223 "examples/sgemm-multistage.ts"
+#line 215 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 4; wSubCol++) {
-#line 224 "examples/sgemm-multistage.ts"
+#line 216 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 225 "examples/sgemm-multistage.ts"
+#line 217 "examples/sgemm-multistage.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 226 "examples/sgemm-multistage.ts"
+#line 218 "examples/sgemm-multistage.ts"
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
-#line 229 "examples/sgemm-multistage.ts"
+#line 221 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int m = 0; m < 8; m++) {
-#line 230 "examples/sgemm-multistage.ts"
+#line 222 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int n = 0; n < 16; n++) {
-#line 231 "examples/sgemm-multistage.ts"
+#line 223 "examples/sgemm-multistage.ts"
           acc[(int)((unsigned int)m * 16u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
-#line 236 "examples/sgemm-multistage.ts"
+#line 228 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 237 "examples/sgemm-multistage.ts"
+#line 229 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 128; offset_5 += 32) {
-#line 238 "examples/sgemm-multistage.ts"
+#line 230 "examples/sgemm-multistage.ts"
         const int base_1 = (int)((unsigned int)(offset_5 / 32) * 4u);
         {
-#line 240 "examples/sgemm-multistage.ts"
+#line 232 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 0u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[base_1];
-#line 241 "examples/sgemm-multistage.ts"
+#line 233 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 1u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 1u)];
-#line 242 "examples/sgemm-multistage.ts"
+#line 234 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 2u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 2u)];
-#line 243 "examples/sgemm-multistage.ts"
+#line 235 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 3u) * 132u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 3u)];
         }
       }
     }
-#line 249 "examples/sgemm-multistage.ts"
+#line 241 "examples/sgemm-multistage.ts"
     stageA = (int)(1u - (unsigned int)stageA);
-#line 250 "examples/sgemm-multistage.ts"
+#line 242 "examples/sgemm-multistage.ts"
     readB = (int)((unsigned int)readB + 1u) == 4 ? 0 : (int)((unsigned int)readB + 1u);
-#line 251 "examples/sgemm-multistage.ts"
+#line 243 "examples/sgemm-multistage.ts"
     writeB = (int)((unsigned int)writeB + 1u) == 4 ? 0 : (int)((unsigned int)writeB + 1u);
   }
-#line 253 "examples/sgemm-multistage.ts"
+#line 245 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
-#line 275 "examples/sgemm-multistage.ts"
+#line 267 "examples/sgemm-multistage.ts"
   if (group == 0) {
-#line 276 "examples/sgemm-multistage.ts"
+#line 268 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 277 "examples/sgemm-multistage.ts"
+#line 269 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol_1 = 0; wSubCol_1 < 4; wSubCol_1++) {
-#line 278 "examples/sgemm-multistage.ts"
+#line 270 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int m_1 = 0; m_1 < 8; m_1++) {
-#line 279 "examples/sgemm-multistage.ts"
+#line 271 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 280 "examples/sgemm-multistage.ts"
+#line 272 "examples/sgemm-multistage.ts"
             const int row_4 = (int)((unsigned int)cRow * 128u + (unsigned int)warpRow * 64u + (unsigned int)wSubRow_1 * 64u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
-#line 281 "examples/sgemm-multistage.ts"
+#line 273 "examples/sgemm-multistage.ts"
             const int col_4 = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
-#line 282 "examples/sgemm-multistage.ts"
+#line 274 "examples/sgemm-multistage.ts"
             const int r = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 16u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
             {
-#line 285 "examples/sgemm-multistage.ts"
+#line 277 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
-#line 286 "examples/sgemm-multistage.ts"
+#line 278 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r], alpha * acc[(int)((unsigned int)r + 1u)], alpha * acc[(int)((unsigned int)r + 2u)], alpha * acc[(int)((unsigned int)r + 3u)]);
               } else {
-#line 288 "examples/sgemm-multistage.ts"
+#line 280 "examples/sgemm-multistage.ts"
                 const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]);
                 const float c0 = vector_4.x;
                 const float c1 = vector_4.y;
                 const float c2 = vector_4.z;
                 const float c3 = vector_4.w;
-#line 289 "examples/sgemm-multistage.ts"
+#line 281 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r] + beta * c0, alpha * acc[(int)((unsigned int)r + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r + 3u)] + beta * c3);
               }
             }
@@ -457,51 +451,49 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
   int writeB = 1;
 #line 168 "examples/sgemm-multistage.ts"
   for (int k0_1 = 0; k0_1 < K; k0_1 += 32) {
-    {
+#line 172 "examples/sgemm-multistage.ts"
+    tsk_cp_async_wait<0>();
 #line 173 "examples/sgemm-multistage.ts"
-      tsk_cp_async_wait<0>();
-    }
-#line 181 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 182 "examples/sgemm-multistage.ts"
+#line 174 "examples/sgemm-multistage.ts"
     const int nextB = (int)((unsigned int)k0_1 + 32u);
-#line 183 "examples/sgemm-multistage.ts"
+#line 175 "examples/sgemm-multistage.ts"
     if (nextB < K) {
-#line 184 "examples/sgemm-multistage.ts"
+#line 176 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 32; offset_3 += 8) {
-#line 185 "examples/sgemm-multistage.ts"
+#line 177 "examples/sgemm-multistage.ts"
         const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
-#line 186 "examples/sgemm-multistage.ts"
+#line 178 "examples/sgemm-multistage.ts"
         const int col_2 = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
         {
-#line 188 "examples/sgemm-multistage.ts"
+#line 180 "examples/sgemm-multistage.ts"
           tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
         }
       }
     }
-#line 194 "examples/sgemm-multistage.ts"
+#line 186 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
-#line 195 "examples/sgemm-multistage.ts"
+#line 187 "examples/sgemm-multistage.ts"
     const int nextA0 = (int)((unsigned int)k0_1 + 32u);
-#line 196 "examples/sgemm-multistage.ts"
+#line 188 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 197 "examples/sgemm-multistage.ts"
+#line 189 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 32) {
-#line 198 "examples/sgemm-multistage.ts"
+#line 190 "examples/sgemm-multistage.ts"
         const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
-#line 200 "examples/sgemm-multistage.ts"
+#line 192 "examples/sgemm-multistage.ts"
           const int col_3 = (int)((unsigned int)nextA0 + (unsigned int)innerColA * 4u);
           {
-#line 202 "examples/sgemm-multistage.ts"
+#line 194 "examples/sgemm-multistage.ts"
             const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_3 * (unsigned int)K + (unsigned int)col_3)]);
             const float a0_1 = vector_1.x;
             const float a1_1 = vector_1.y;
             const float a2_1 = vector_1.z;
             const float a3_1 = vector_1.w;
-#line 203 "examples/sgemm-multistage.ts"
+#line 195 "examples/sgemm-multistage.ts"
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u)] = a0_1;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 1u)] = a1_1;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 2u)] = a2_1;
@@ -510,150 +502,150 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
         }
       }
     }
-#line 216 "examples/sgemm-multistage.ts"
+#line 208 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int dot = 0; dot < 16; dot++) {
-#line 217 "examples/sgemm-multistage.ts"
+#line 209 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 218 "examples/sgemm-multistage.ts"
+#line 210 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
-#line 219 "examples/sgemm-multistage.ts"
+#line 211 "examples/sgemm-multistage.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 220 "examples/sgemm-multistage.ts"
+#line 212 "examples/sgemm-multistage.ts"
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
-#line 223 "examples/sgemm-multistage.ts"
+#line 215 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 224 "examples/sgemm-multistage.ts"
+#line 216 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 225 "examples/sgemm-multistage.ts"
+#line 217 "examples/sgemm-multistage.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 226 "examples/sgemm-multistage.ts"
+#line 218 "examples/sgemm-multistage.ts"
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
-#line 229 "examples/sgemm-multistage.ts"
+#line 221 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int m = 0; m < 8; m++) {
-#line 230 "examples/sgemm-multistage.ts"
+#line 222 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-#line 231 "examples/sgemm-multistage.ts"
+#line 223 "examples/sgemm-multistage.ts"
           acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
-#line 236 "examples/sgemm-multistage.ts"
+#line 228 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 237 "examples/sgemm-multistage.ts"
+#line 229 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 64; offset_5 += 32) {
-#line 238 "examples/sgemm-multistage.ts"
+#line 230 "examples/sgemm-multistage.ts"
         const int base_1 = (int)((unsigned int)(offset_5 / 32) * 4u);
         {
-#line 240 "examples/sgemm-multistage.ts"
+#line 232 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[base_1];
-#line 241 "examples/sgemm-multistage.ts"
+#line 233 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 1u)];
-#line 242 "examples/sgemm-multistage.ts"
+#line 234 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 2u)];
-#line 243 "examples/sgemm-multistage.ts"
+#line 235 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 3u)];
         }
       }
     }
-#line 249 "examples/sgemm-multistage.ts"
+#line 241 "examples/sgemm-multistage.ts"
     stageA = (int)(1u - (unsigned int)stageA);
-#line 250 "examples/sgemm-multistage.ts"
+#line 242 "examples/sgemm-multistage.ts"
     readB = (int)((unsigned int)readB + 1u) == 2 ? 0 : (int)((unsigned int)readB + 1u);
-#line 251 "examples/sgemm-multistage.ts"
+#line 243 "examples/sgemm-multistage.ts"
     writeB = (int)((unsigned int)writeB + 1u) == 2 ? 0 : (int)((unsigned int)writeB + 1u);
   }
-#line 253 "examples/sgemm-multistage.ts"
+#line 245 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
   {
-#line 258 "examples/sgemm-multistage.ts"
+#line 250 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 259 "examples/sgemm-multistage.ts"
+#line 251 "examples/sgemm-multistage.ts"
     if (group > 0) {
-#line 260 "examples/sgemm-multistage.ts"
+#line 252 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int r = 0; r < 64; r++) {
-#line 261 "examples/sgemm-multistage.ts"
+#line 253 "examples/sgemm-multistage.ts"
         const int slot = (int)((((unsigned int)group - 1u) * 64u + (unsigned int)r) * 128u + (unsigned int)inGroup);
-#line 262 "examples/sgemm-multistage.ts"
+#line 254 "examples/sgemm-multistage.ts"
         Bs[slot / 4096][slot % 4096] = acc[r];
       }
     }
-#line 265 "examples/sgemm-multistage.ts"
+#line 257 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 266 "examples/sgemm-multistage.ts"
+#line 258 "examples/sgemm-multistage.ts"
     if (group == 0) {
-#line 267 "examples/sgemm-multistage.ts"
+#line 259 "examples/sgemm-multistage.ts"
       for (int g = 1; g < 2; g++) {
-#line 268 "examples/sgemm-multistage.ts"
+#line 260 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int r_1 = 0; r_1 < 64; r_1++) {
-#line 269 "examples/sgemm-multistage.ts"
+#line 261 "examples/sgemm-multistage.ts"
           const int slot_1 = (int)((((unsigned int)g - 1u) * 64u + (unsigned int)r_1) * 128u + (unsigned int)inGroup);
-#line 270 "examples/sgemm-multistage.ts"
+#line 262 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 4096][slot_1 % 4096];
         }
       }
     }
   }
-#line 275 "examples/sgemm-multistage.ts"
+#line 267 "examples/sgemm-multistage.ts"
   if (group == 0) {
-#line 276 "examples/sgemm-multistage.ts"
+#line 268 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 277 "examples/sgemm-multistage.ts"
+#line 269 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 278 "examples/sgemm-multistage.ts"
+#line 270 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int m_1 = 0; m_1 < 8; m_1++) {
-#line 279 "examples/sgemm-multistage.ts"
+#line 271 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 280 "examples/sgemm-multistage.ts"
+#line 272 "examples/sgemm-multistage.ts"
             const int row_4 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
-#line 281 "examples/sgemm-multistage.ts"
+#line 273 "examples/sgemm-multistage.ts"
             const int col_4 = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol_1 * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
-#line 282 "examples/sgemm-multistage.ts"
+#line 274 "examples/sgemm-multistage.ts"
             const int r_2 = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
             {
-#line 285 "examples/sgemm-multistage.ts"
+#line 277 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
-#line 286 "examples/sgemm-multistage.ts"
+#line 278 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2], alpha * acc[(int)((unsigned int)r_2 + 1u)], alpha * acc[(int)((unsigned int)r_2 + 2u)], alpha * acc[(int)((unsigned int)r_2 + 3u)]);
               } else {
-#line 288 "examples/sgemm-multistage.ts"
+#line 280 "examples/sgemm-multistage.ts"
                 const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]);
                 const float c0 = vector_4.x;
                 const float c1 = vector_4.y;
                 const float c2 = vector_4.z;
                 const float c3 = vector_4.w;
-#line 289 "examples/sgemm-multistage.ts"
+#line 281 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[(int)((unsigned int)r_2 + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r_2 + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r_2 + 3u)] + beta * c3);
               }
             }
@@ -803,62 +795,60 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
   int writeB = 1;
 #line 168 "examples/sgemm-multistage.ts"
   for (int k0_1 = 0; k0_1 < K; k0_1 += 32) {
-    {
+#line 172 "examples/sgemm-multistage.ts"
+    tsk_cp_async_wait<0>();
 #line 173 "examples/sgemm-multistage.ts"
-      tsk_cp_async_wait<0>();
-    }
-#line 181 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 182 "examples/sgemm-multistage.ts"
+#line 174 "examples/sgemm-multistage.ts"
     const int nextB = (int)((unsigned int)k0_1 + 32u);
-#line 183 "examples/sgemm-multistage.ts"
+#line 175 "examples/sgemm-multistage.ts"
     if (nextB < K) {
-#line 184 "examples/sgemm-multistage.ts"
+#line 176 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 32; offset_3 += 8) {
-#line 185 "examples/sgemm-multistage.ts"
+#line 177 "examples/sgemm-multistage.ts"
         const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
-#line 186 "examples/sgemm-multistage.ts"
+#line 178 "examples/sgemm-multistage.ts"
         const int col_2 = (int)((unsigned int)cCol * 128u + (unsigned int)innerColB * 4u);
-#line 187 "examples/sgemm-multistage.ts"
+#line 179 "examples/sgemm-multistage.ts"
         if (row_2 < K && col_2 < N) {
-#line 188 "examples/sgemm-multistage.ts"
+#line 180 "examples/sgemm-multistage.ts"
           tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 128u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
         } else {
-#line 190 "examples/sgemm-multistage.ts"
+#line 182 "examples/sgemm-multistage.ts"
           *reinterpret_cast<float4*>(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 128u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
-#line 194 "examples/sgemm-multistage.ts"
+#line 186 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
-#line 195 "examples/sgemm-multistage.ts"
+#line 187 "examples/sgemm-multistage.ts"
     const int nextA0 = (int)((unsigned int)k0_1 + 32u);
-#line 196 "examples/sgemm-multistage.ts"
+#line 188 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 197 "examples/sgemm-multistage.ts"
+#line 189 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 32) {
-#line 198 "examples/sgemm-multistage.ts"
+#line 190 "examples/sgemm-multistage.ts"
         const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
-#line 200 "examples/sgemm-multistage.ts"
+#line 192 "examples/sgemm-multistage.ts"
           const int col_3 = (int)((unsigned int)nextA0 + (unsigned int)innerColA * 4u);
-#line 201 "examples/sgemm-multistage.ts"
+#line 193 "examples/sgemm-multistage.ts"
           if (row_3 < M && col_3 < K) {
-#line 202 "examples/sgemm-multistage.ts"
+#line 194 "examples/sgemm-multistage.ts"
             const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_3 * (unsigned int)K + (unsigned int)col_3)]);
             const float a0_1 = vector_1.x;
             const float a1_1 = vector_1.y;
             const float a2_1 = vector_1.z;
             const float a3_1 = vector_1.w;
-#line 203 "examples/sgemm-multistage.ts"
+#line 195 "examples/sgemm-multistage.ts"
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u)] = a0_1;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 1u)] = a1_1;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 2u)] = a2_1;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 3u)] = a3_1;
           } else {
-#line 205 "examples/sgemm-multistage.ts"
+#line 197 "examples/sgemm-multistage.ts"
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u)] = 0.0f;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 1u)] = 0.0f;
             nextA[(int)((unsigned int)(offset_4 / 32) * 4u + 2u)] = 0.0f;
@@ -867,151 +857,151 @@ extern "C" __global__ void __launch_bounds__(256) sgemmMultistage_BM_64_BN_128_B
         }
       }
     }
-#line 216 "examples/sgemm-multistage.ts"
+#line 208 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int dot = 0; dot < 16; dot++) {
-#line 217 "examples/sgemm-multistage.ts"
+#line 209 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 218 "examples/sgemm-multistage.ts"
+#line 210 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 8; i_1 += 4) {
-#line 219 "examples/sgemm-multistage.ts"
+#line 211 "examples/sgemm-multistage.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 220 "examples/sgemm-multistage.ts"
+#line 212 "examples/sgemm-multistage.ts"
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1)] = m0;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 1u)] = m1;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 2u)] = m2;
           regM[(int)((unsigned int)wSubRow * 8u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
-#line 223 "examples/sgemm-multistage.ts"
+#line 215 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 224 "examples/sgemm-multistage.ts"
+#line 216 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 225 "examples/sgemm-multistage.ts"
+#line 217 "examples/sgemm-multistage.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 16u + (unsigned int)dot) * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 226 "examples/sgemm-multistage.ts"
+#line 218 "examples/sgemm-multistage.ts"
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
-#line 229 "examples/sgemm-multistage.ts"
+#line 221 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int m = 0; m < 8; m++) {
-#line 230 "examples/sgemm-multistage.ts"
+#line 222 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-#line 231 "examples/sgemm-multistage.ts"
+#line 223 "examples/sgemm-multistage.ts"
           acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
-#line 236 "examples/sgemm-multistage.ts"
+#line 228 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 237 "examples/sgemm-multistage.ts"
+#line 229 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 64; offset_5 += 32) {
-#line 238 "examples/sgemm-multistage.ts"
+#line 230 "examples/sgemm-multistage.ts"
         const int base_1 = (int)((unsigned int)(offset_5 / 32) * 4u);
         {
-#line 240 "examples/sgemm-multistage.ts"
+#line 232 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 0u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[base_1];
-#line 241 "examples/sgemm-multistage.ts"
+#line 233 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 1u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 1u)];
-#line 242 "examples/sgemm-multistage.ts"
+#line 234 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 2u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 2u)];
-#line 243 "examples/sgemm-multistage.ts"
+#line 235 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 3u) * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 3u)];
         }
       }
     }
-#line 249 "examples/sgemm-multistage.ts"
+#line 241 "examples/sgemm-multistage.ts"
     stageA = (int)(1u - (unsigned int)stageA);
-#line 250 "examples/sgemm-multistage.ts"
+#line 242 "examples/sgemm-multistage.ts"
     readB = (int)((unsigned int)readB + 1u) == 2 ? 0 : (int)((unsigned int)readB + 1u);
-#line 251 "examples/sgemm-multistage.ts"
+#line 243 "examples/sgemm-multistage.ts"
     writeB = (int)((unsigned int)writeB + 1u) == 2 ? 0 : (int)((unsigned int)writeB + 1u);
   }
-#line 253 "examples/sgemm-multistage.ts"
+#line 245 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
   {
-#line 258 "examples/sgemm-multistage.ts"
+#line 250 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 259 "examples/sgemm-multistage.ts"
+#line 251 "examples/sgemm-multistage.ts"
     if (group > 0) {
-#line 260 "examples/sgemm-multistage.ts"
+#line 252 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int r = 0; r < 64; r++) {
-#line 261 "examples/sgemm-multistage.ts"
+#line 253 "examples/sgemm-multistage.ts"
         const int slot = (int)((((unsigned int)group - 1u) * 64u + (unsigned int)r) * 128u + (unsigned int)inGroup);
-#line 262 "examples/sgemm-multistage.ts"
+#line 254 "examples/sgemm-multistage.ts"
         Bs[slot / 4096][slot % 4096] = acc[r];
       }
     }
-#line 265 "examples/sgemm-multistage.ts"
+#line 257 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 266 "examples/sgemm-multistage.ts"
+#line 258 "examples/sgemm-multistage.ts"
     if (group == 0) {
-#line 267 "examples/sgemm-multistage.ts"
+#line 259 "examples/sgemm-multistage.ts"
       for (int g = 1; g < 2; g++) {
-#line 268 "examples/sgemm-multistage.ts"
+#line 260 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int r_1 = 0; r_1 < 64; r_1++) {
-#line 269 "examples/sgemm-multistage.ts"
+#line 261 "examples/sgemm-multistage.ts"
           const int slot_1 = (int)((((unsigned int)g - 1u) * 64u + (unsigned int)r_1) * 128u + (unsigned int)inGroup);
-#line 270 "examples/sgemm-multistage.ts"
+#line 262 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 4096][slot_1 % 4096];
         }
       }
     }
   }
-#line 275 "examples/sgemm-multistage.ts"
+#line 267 "examples/sgemm-multistage.ts"
   if (group == 0) {
-#line 276 "examples/sgemm-multistage.ts"
+#line 268 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 277 "examples/sgemm-multistage.ts"
+#line 269 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 278 "examples/sgemm-multistage.ts"
+#line 270 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int m_1 = 0; m_1 < 8; m_1++) {
-#line 279 "examples/sgemm-multistage.ts"
+#line 271 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 280 "examples/sgemm-multistage.ts"
+#line 272 "examples/sgemm-multistage.ts"
             const int row_4 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 8u + (unsigned int)m_1);
-#line 281 "examples/sgemm-multistage.ts"
+#line 273 "examples/sgemm-multistage.ts"
             const int col_4 = (int)((unsigned int)cCol * 128u + (unsigned int)warpCol * 64u + (unsigned int)wSubCol_1 * 32u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
-#line 282 "examples/sgemm-multistage.ts"
+#line 274 "examples/sgemm-multistage.ts"
             const int r_2 = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
-#line 283 "examples/sgemm-multistage.ts"
+#line 275 "examples/sgemm-multistage.ts"
             if (row_4 < M && col_4 < N) {
-#line 285 "examples/sgemm-multistage.ts"
+#line 277 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
-#line 286 "examples/sgemm-multistage.ts"
+#line 278 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2], alpha * acc[(int)((unsigned int)r_2 + 1u)], alpha * acc[(int)((unsigned int)r_2 + 2u)], alpha * acc[(int)((unsigned int)r_2 + 3u)]);
               } else {
-#line 288 "examples/sgemm-multistage.ts"
+#line 280 "examples/sgemm-multistage.ts"
                 const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]);
                 const float c0 = vector_4.x;
                 const float c1 = vector_4.y;
                 const float c2 = vector_4.z;
                 const float c3 = vector_4.w;
-#line 289 "examples/sgemm-multistage.ts"
+#line 281 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[(int)((unsigned int)r_2 + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r_2 + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r_2 + 3u)] + beta * c3);
               }
             }
@@ -1137,166 +1127,162 @@ extern "C" __global__ void __launch_bounds__(128) sgemmMultistage_BM_64_BN_64_BK
   int writeB = 2;
 #line 168 "examples/sgemm-multistage.ts"
   for (int k0_1 = 0; k0_1 < K; k0_1 += 8) {
-    {
-      {
-#line 175 "examples/sgemm-multistage.ts"
-        tsk_cp_async_wait<1>();
-      }
-    }
-#line 181 "examples/sgemm-multistage.ts"
+#line 172 "examples/sgemm-multistage.ts"
+    tsk_cp_async_wait<1>();
+#line 173 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 182 "examples/sgemm-multistage.ts"
+#line 174 "examples/sgemm-multistage.ts"
     const int nextB = (int)((unsigned int)k0_1 + 16u);
-#line 183 "examples/sgemm-multistage.ts"
+#line 175 "examples/sgemm-multistage.ts"
     if (nextB < K) {
-#line 184 "examples/sgemm-multistage.ts"
+#line 176 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 8; offset_3 += 8) {
-#line 185 "examples/sgemm-multistage.ts"
+#line 177 "examples/sgemm-multistage.ts"
         const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
-#line 186 "examples/sgemm-multistage.ts"
+#line 178 "examples/sgemm-multistage.ts"
         const int col_1 = (int)((unsigned int)cCol * 64u + (unsigned int)innerColB * 4u);
-#line 187 "examples/sgemm-multistage.ts"
+#line 179 "examples/sgemm-multistage.ts"
         if (row_2 < K && col_1 < N) {
-#line 188 "examples/sgemm-multistage.ts"
+#line 180 "examples/sgemm-multistage.ts"
           tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 64u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_1)]);
         } else {
-#line 190 "examples/sgemm-multistage.ts"
+#line 182 "examples/sgemm-multistage.ts"
           *reinterpret_cast<float4*>(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 64u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
-#line 194 "examples/sgemm-multistage.ts"
+#line 186 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
-#line 195 "examples/sgemm-multistage.ts"
+#line 187 "examples/sgemm-multistage.ts"
     const int nextA0 = (int)((unsigned int)k0_1 + 8u);
-#line 196 "examples/sgemm-multistage.ts"
+#line 188 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 197 "examples/sgemm-multistage.ts"
+#line 189 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 64; offset_4 += 64) {
-#line 198 "examples/sgemm-multistage.ts"
+#line 190 "examples/sgemm-multistage.ts"
         const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
-#line 208 "examples/sgemm-multistage.ts"
+#line 200 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 209 "examples/sgemm-multistage.ts"
+#line 201 "examples/sgemm-multistage.ts"
             const int col_2 = (int)((unsigned int)nextA0 + (unsigned int)innerColA);
-#line 210 "examples/sgemm-multistage.ts"
+#line 202 "examples/sgemm-multistage.ts"
             nextA[(int)((unsigned int)(offset_4 / 64) * 4u + (unsigned int)j_1)] = (int)((unsigned int)row_3 + (unsigned int)j_1) < M && col_2 < K ? A[(int)(((unsigned int)row_3 + (unsigned int)j_1) * (unsigned int)K + (unsigned int)col_2)] : 0.0f;
           }
         }
       }
     }
-#line 216 "examples/sgemm-multistage.ts"
+#line 208 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int dot = 0; dot < 8; dot++) {
-#line 217 "examples/sgemm-multistage.ts"
+#line 209 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 218 "examples/sgemm-multistage.ts"
+#line 210 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 219 "examples/sgemm-multistage.ts"
+#line 211 "examples/sgemm-multistage.ts"
           const float4 vector = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 8u + (unsigned int)dot) * 68u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)i_1)]);
           const float m0 = vector.x;
           const float m1 = vector.y;
           const float m2 = vector.z;
           const float m3 = vector.w;
-#line 220 "examples/sgemm-multistage.ts"
+#line 212 "examples/sgemm-multistage.ts"
           regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1)] = m0;
           regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 1u)] = m1;
           regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 2u)] = m2;
           regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
-#line 223 "examples/sgemm-multistage.ts"
+#line 215 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 224 "examples/sgemm-multistage.ts"
+#line 216 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 225 "examples/sgemm-multistage.ts"
+#line 217 "examples/sgemm-multistage.ts"
           const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 8u + (unsigned int)dot) * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_1.x;
           const float n1 = vector_1.y;
           const float n2 = vector_1.z;
           const float n3 = vector_1.w;
-#line 226 "examples/sgemm-multistage.ts"
+#line 218 "examples/sgemm-multistage.ts"
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
-#line 229 "examples/sgemm-multistage.ts"
+#line 221 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int m = 0; m < 4; m++) {
-#line 230 "examples/sgemm-multistage.ts"
+#line 222 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-#line 231 "examples/sgemm-multistage.ts"
+#line 223 "examples/sgemm-multistage.ts"
           acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
-#line 236 "examples/sgemm-multistage.ts"
+#line 228 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 237 "examples/sgemm-multistage.ts"
+#line 229 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 64; offset_5 += 64) {
-#line 238 "examples/sgemm-multistage.ts"
+#line 230 "examples/sgemm-multistage.ts"
         const int base_1 = (int)((unsigned int)(offset_5 / 64) * 4u);
         {
-#line 245 "examples/sgemm-multistage.ts"
+#line 237 "examples/sgemm-multistage.ts"
           *reinterpret_cast<float4*>(&AsT[(int)(1u - (unsigned int)stageA)][(int)((unsigned int)innerColA * 68u + (unsigned int)innerRowA + (unsigned int)offset_5)]) = make_float4(nextA[base_1], nextA[(int)((unsigned int)base_1 + 1u)], nextA[(int)((unsigned int)base_1 + 2u)], nextA[(int)((unsigned int)base_1 + 3u)]);
         }
       }
     }
-#line 249 "examples/sgemm-multistage.ts"
+#line 241 "examples/sgemm-multistage.ts"
     stageA = (int)(1u - (unsigned int)stageA);
-#line 250 "examples/sgemm-multistage.ts"
+#line 242 "examples/sgemm-multistage.ts"
     readB = (int)((unsigned int)readB + 1u) == 3 ? 0 : (int)((unsigned int)readB + 1u);
-#line 251 "examples/sgemm-multistage.ts"
+#line 243 "examples/sgemm-multistage.ts"
     writeB = (int)((unsigned int)writeB + 1u) == 3 ? 0 : (int)((unsigned int)writeB + 1u);
   }
-#line 253 "examples/sgemm-multistage.ts"
+#line 245 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
-#line 275 "examples/sgemm-multistage.ts"
+#line 267 "examples/sgemm-multistage.ts"
   if (group == 0) {
-#line 276 "examples/sgemm-multistage.ts"
+#line 268 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 277 "examples/sgemm-multistage.ts"
+#line 269 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 278 "examples/sgemm-multistage.ts"
+#line 270 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 279 "examples/sgemm-multistage.ts"
+#line 271 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 280 "examples/sgemm-multistage.ts"
+#line 272 "examples/sgemm-multistage.ts"
             const int row_4 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)m_1);
-#line 281 "examples/sgemm-multistage.ts"
+#line 273 "examples/sgemm-multistage.ts"
             const int col_3 = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
-#line 282 "examples/sgemm-multistage.ts"
+#line 274 "examples/sgemm-multistage.ts"
             const int r = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
-#line 283 "examples/sgemm-multistage.ts"
+#line 275 "examples/sgemm-multistage.ts"
             if (row_4 < M && col_3 < N) {
-#line 285 "examples/sgemm-multistage.ts"
+#line 277 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
-#line 286 "examples/sgemm-multistage.ts"
+#line 278 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_3)]) = make_float4(alpha * acc[r], alpha * acc[(int)((unsigned int)r + 1u)], alpha * acc[(int)((unsigned int)r + 2u)], alpha * acc[(int)((unsigned int)r + 3u)]);
               } else {
-#line 288 "examples/sgemm-multistage.ts"
+#line 280 "examples/sgemm-multistage.ts"
                 const float4 vector_2 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_3)]);
                 const float c0 = vector_2.x;
                 const float c1 = vector_2.y;
                 const float c2 = vector_2.z;
                 const float c3 = vector_2.w;
-#line 289 "examples/sgemm-multistage.ts"
+#line 281 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_3)]) = make_float4(alpha * acc[r] + beta * c0, alpha * acc[(int)((unsigned int)r + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r + 3u)] + beta * c3);
               }
             }
@@ -1444,62 +1430,60 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
   int writeB = 1;
 #line 168 "examples/sgemm-multistage.ts"
   for (int k0_1 = 0; k0_1 < K; k0_1 += 16) {
-    {
+#line 172 "examples/sgemm-multistage.ts"
+    tsk_cp_async_wait<0>();
 #line 173 "examples/sgemm-multistage.ts"
-      tsk_cp_async_wait<0>();
-    }
-#line 181 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 182 "examples/sgemm-multistage.ts"
+#line 174 "examples/sgemm-multistage.ts"
     const int nextB = (int)((unsigned int)k0_1 + 16u);
-#line 183 "examples/sgemm-multistage.ts"
+#line 175 "examples/sgemm-multistage.ts"
     if (nextB < K) {
-#line 184 "examples/sgemm-multistage.ts"
+#line 176 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 16; offset_3 += 8) {
-#line 185 "examples/sgemm-multistage.ts"
+#line 177 "examples/sgemm-multistage.ts"
         const int row_2 = (int)((unsigned int)nextB + (unsigned int)innerRowB + (unsigned int)offset_3);
-#line 186 "examples/sgemm-multistage.ts"
+#line 178 "examples/sgemm-multistage.ts"
         const int col_2 = (int)((unsigned int)cCol * 32u + (unsigned int)innerColB * 4u);
-#line 187 "examples/sgemm-multistage.ts"
+#line 179 "examples/sgemm-multistage.ts"
         if (row_2 < K && col_2 < N) {
-#line 188 "examples/sgemm-multistage.ts"
+#line 180 "examples/sgemm-multistage.ts"
           tsk_cp_async_16(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 32u + (unsigned int)innerColB * 4u)], &B[(int)((unsigned int)row_2 * (unsigned int)N + (unsigned int)col_2)]);
         } else {
-#line 190 "examples/sgemm-multistage.ts"
+#line 182 "examples/sgemm-multistage.ts"
           *reinterpret_cast<float4*>(&Bs[writeB][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 32u + (unsigned int)innerColB * 4u)]) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
       }
     }
-#line 194 "examples/sgemm-multistage.ts"
+#line 186 "examples/sgemm-multistage.ts"
     tsk_cp_async_commit();
-#line 195 "examples/sgemm-multistage.ts"
+#line 187 "examples/sgemm-multistage.ts"
     const int nextA0 = (int)((unsigned int)k0_1 + 16u);
-#line 196 "examples/sgemm-multistage.ts"
+#line 188 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 197 "examples/sgemm-multistage.ts"
+#line 189 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_4 = 0; offset_4 < 32; offset_4 += 16) {
-#line 198 "examples/sgemm-multistage.ts"
+#line 190 "examples/sgemm-multistage.ts"
         const int row_3 = (int)((unsigned int)cRow * 32u + (unsigned int)innerRowA + (unsigned int)offset_4);
         {
-#line 200 "examples/sgemm-multistage.ts"
+#line 192 "examples/sgemm-multistage.ts"
           const int col_3 = (int)((unsigned int)nextA0 + (unsigned int)innerColA * 4u);
-#line 201 "examples/sgemm-multistage.ts"
+#line 193 "examples/sgemm-multistage.ts"
           if (row_3 < M && col_3 < K) {
-#line 202 "examples/sgemm-multistage.ts"
+#line 194 "examples/sgemm-multistage.ts"
             const float4 vector_1 = *reinterpret_cast<const float4*>(&A[(int)((unsigned int)row_3 * (unsigned int)K + (unsigned int)col_3)]);
             const float a0_1 = vector_1.x;
             const float a1_1 = vector_1.y;
             const float a2_1 = vector_1.z;
             const float a3_1 = vector_1.w;
-#line 203 "examples/sgemm-multistage.ts"
+#line 195 "examples/sgemm-multistage.ts"
             nextA[(int)((unsigned int)(offset_4 / 16) * 4u)] = a0_1;
             nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 1u)] = a1_1;
             nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 2u)] = a2_1;
             nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 3u)] = a3_1;
           } else {
-#line 205 "examples/sgemm-multistage.ts"
+#line 197 "examples/sgemm-multistage.ts"
             nextA[(int)((unsigned int)(offset_4 / 16) * 4u)] = 0.0f;
             nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 1u)] = 0.0f;
             nextA[(int)((unsigned int)(offset_4 / 16) * 4u + 2u)] = 0.0f;
@@ -1508,151 +1492,151 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
         }
       }
     }
-#line 216 "examples/sgemm-multistage.ts"
+#line 208 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int dot = 0; dot < 8; dot++) {
-#line 217 "examples/sgemm-multistage.ts"
+#line 209 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 218 "examples/sgemm-multistage.ts"
+#line 210 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_1 = 0; i_1 < 4; i_1 += 4) {
-#line 219 "examples/sgemm-multistage.ts"
+#line 211 "examples/sgemm-multistage.ts"
           const float4 vector_2 = *reinterpret_cast<const float4*>(&AsT[stageA][(int)(((unsigned int)group * 8u + (unsigned int)dot) * 36u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)i_1)]);
           const float m0 = vector_2.x;
           const float m1 = vector_2.y;
           const float m2 = vector_2.z;
           const float m3 = vector_2.w;
-#line 220 "examples/sgemm-multistage.ts"
+#line 212 "examples/sgemm-multistage.ts"
           regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1)] = m0;
           regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 1u)] = m1;
           regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 2u)] = m2;
           regM[(int)((unsigned int)wSubRow * 4u + (unsigned int)i_1 + 3u)] = m3;
         }
       }
-#line 223 "examples/sgemm-multistage.ts"
+#line 215 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 224 "examples/sgemm-multistage.ts"
+#line 216 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2 += 4) {
-#line 225 "examples/sgemm-multistage.ts"
+#line 217 "examples/sgemm-multistage.ts"
           const float4 vector_3 = *reinterpret_cast<const float4*>(&Bs[readB][(int)(((unsigned int)group * 8u + (unsigned int)dot) * 32u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)i_2)]);
           const float n0 = vector_3.x;
           const float n1 = vector_3.y;
           const float n2 = vector_3.z;
           const float n3 = vector_3.w;
-#line 226 "examples/sgemm-multistage.ts"
+#line 218 "examples/sgemm-multistage.ts"
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2)] = n0;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 1u)] = n1;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 2u)] = n2;
           regN[(int)((unsigned int)wSubCol * 4u + (unsigned int)i_2 + 3u)] = n3;
         }
       }
-#line 229 "examples/sgemm-multistage.ts"
+#line 221 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int m = 0; m < 4; m++) {
-#line 230 "examples/sgemm-multistage.ts"
+#line 222 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int n = 0; n < 8; n++) {
-#line 231 "examples/sgemm-multistage.ts"
+#line 223 "examples/sgemm-multistage.ts"
           acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regM[m] * regN[n];
         }
       }
     }
-#line 236 "examples/sgemm-multistage.ts"
+#line 228 "examples/sgemm-multistage.ts"
     if (nextA0 < K) {
-#line 237 "examples/sgemm-multistage.ts"
+#line 229 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_5 = 0; offset_5 < 32; offset_5 += 16) {
-#line 238 "examples/sgemm-multistage.ts"
+#line 230 "examples/sgemm-multistage.ts"
         const int base_1 = (int)((unsigned int)(offset_5 / 16) * 4u);
         {
-#line 240 "examples/sgemm-multistage.ts"
+#line 232 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 0u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[base_1];
-#line 241 "examples/sgemm-multistage.ts"
+#line 233 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 1u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 1u)];
-#line 242 "examples/sgemm-multistage.ts"
+#line 234 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 2u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 2u)];
-#line 243 "examples/sgemm-multistage.ts"
+#line 235 "examples/sgemm-multistage.ts"
           AsT[(int)(1u - (unsigned int)stageA)][(int)(((unsigned int)innerColA * 4u + 3u) * 36u + (unsigned int)innerRowA + (unsigned int)offset_5)] = nextA[(int)((unsigned int)base_1 + 3u)];
         }
       }
     }
-#line 249 "examples/sgemm-multistage.ts"
+#line 241 "examples/sgemm-multistage.ts"
     stageA = (int)(1u - (unsigned int)stageA);
-#line 250 "examples/sgemm-multistage.ts"
+#line 242 "examples/sgemm-multistage.ts"
     readB = (int)((unsigned int)readB + 1u) == 2 ? 0 : (int)((unsigned int)readB + 1u);
-#line 251 "examples/sgemm-multistage.ts"
+#line 243 "examples/sgemm-multistage.ts"
     writeB = (int)((unsigned int)writeB + 1u) == 2 ? 0 : (int)((unsigned int)writeB + 1u);
   }
-#line 253 "examples/sgemm-multistage.ts"
+#line 245 "examples/sgemm-multistage.ts"
   tsk_cp_async_wait<0>();
   {
-#line 258 "examples/sgemm-multistage.ts"
+#line 250 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 259 "examples/sgemm-multistage.ts"
+#line 251 "examples/sgemm-multistage.ts"
     if (group > 0) {
-#line 260 "examples/sgemm-multistage.ts"
+#line 252 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int r = 0; r < 32; r++) {
-#line 261 "examples/sgemm-multistage.ts"
+#line 253 "examples/sgemm-multistage.ts"
         const int slot = (int)((((unsigned int)group - 1u) * 32u + (unsigned int)r) * 32u + (unsigned int)inGroup);
-#line 262 "examples/sgemm-multistage.ts"
+#line 254 "examples/sgemm-multistage.ts"
         Bs[slot / 512][slot % 512] = acc[r];
       }
     }
-#line 265 "examples/sgemm-multistage.ts"
+#line 257 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 266 "examples/sgemm-multistage.ts"
+#line 258 "examples/sgemm-multistage.ts"
     if (group == 0) {
-#line 267 "examples/sgemm-multistage.ts"
+#line 259 "examples/sgemm-multistage.ts"
       for (int g = 1; g < 2; g++) {
-#line 268 "examples/sgemm-multistage.ts"
+#line 260 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int r_1 = 0; r_1 < 32; r_1++) {
-#line 269 "examples/sgemm-multistage.ts"
+#line 261 "examples/sgemm-multistage.ts"
           const int slot_1 = (int)((((unsigned int)g - 1u) * 32u + (unsigned int)r_1) * 32u + (unsigned int)inGroup);
-#line 270 "examples/sgemm-multistage.ts"
+#line 262 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 512][slot_1 % 512];
         }
       }
     }
   }
-#line 275 "examples/sgemm-multistage.ts"
+#line 267 "examples/sgemm-multistage.ts"
   if (group == 0) {
-#line 276 "examples/sgemm-multistage.ts"
+#line 268 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 277 "examples/sgemm-multistage.ts"
+#line 269 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 278 "examples/sgemm-multistage.ts"
+#line 270 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int m_1 = 0; m_1 < 4; m_1++) {
-#line 279 "examples/sgemm-multistage.ts"
+#line 271 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int n_1 = 0; n_1 < 4; n_1 += 4) {
-#line 280 "examples/sgemm-multistage.ts"
+#line 272 "examples/sgemm-multistage.ts"
             const int row_4 = (int)((unsigned int)cRow * 32u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRowInWarp * 4u + (unsigned int)m_1);
-#line 281 "examples/sgemm-multistage.ts"
+#line 273 "examples/sgemm-multistage.ts"
             const int col_4 = (int)((unsigned int)cCol * 32u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadColInWarp * 4u + (unsigned int)n_1);
-#line 282 "examples/sgemm-multistage.ts"
+#line 274 "examples/sgemm-multistage.ts"
             const int r_2 = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)m_1) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)n_1);
-#line 283 "examples/sgemm-multistage.ts"
+#line 275 "examples/sgemm-multistage.ts"
             if (row_4 < M && col_4 < N) {
-#line 285 "examples/sgemm-multistage.ts"
+#line 277 "examples/sgemm-multistage.ts"
               if (beta == 0.0f) {
-#line 286 "examples/sgemm-multistage.ts"
+#line 278 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2], alpha * acc[(int)((unsigned int)r_2 + 1u)], alpha * acc[(int)((unsigned int)r_2 + 2u)], alpha * acc[(int)((unsigned int)r_2 + 3u)]);
               } else {
-#line 288 "examples/sgemm-multistage.ts"
+#line 280 "examples/sgemm-multistage.ts"
                 const float4 vector_4 = *reinterpret_cast<const float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]);
                 const float c0 = vector_4.x;
                 const float c1 = vector_4.y;
                 const float c2 = vector_4.z;
                 const float c3 = vector_4.w;
-#line 289 "examples/sgemm-multistage.ts"
+#line 281 "examples/sgemm-multistage.ts"
                 *reinterpret_cast<float4*>(&C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]) = make_float4(alpha * acc[r_2] + beta * c0, alpha * acc[(int)((unsigned int)r_2 + 1u)] + beta * c1, alpha * acc[(int)((unsigned int)r_2 + 2u)] + beta * c2, alpha * acc[(int)((unsigned int)r_2 + 3u)] + beta * c3);
               }
             }
@@ -1664,218 +1648,218 @@ extern "C" __global__ void __launch_bounds__(64) sgemmMultistage_BM_32_BN_32_BK_
 }
 
 // Kernel sgemmRegisterStaged specialized for BM = 64, BN = 64, BK = 16, KSPLIT = 2, WM = 32, WN = 32, WNITER = 1, TM = 8, TN = 4, THREADS = 256; block 256×1×1.
-#line 308 "examples/sgemm-multistage.ts"
+#line 300 "examples/sgemm-multistage.ts"
 extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_64_BK_16_KSPLIT_2_WM_32_WN_32_WNITER_1_TM_8_TN_4_THREADS_256(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 340 "examples/sgemm-multistage.ts"
+#line 332 "examples/sgemm-multistage.ts"
   __shared__ __align__(16) float As[2][2304];
-#line 341 "examples/sgemm-multistage.ts"
+#line 333 "examples/sgemm-multistage.ts"
   __shared__ __align__(16) float Bs[2][2048];
-#line 342 "examples/sgemm-multistage.ts"
+#line 334 "examples/sgemm-multistage.ts"
   float acc[32];
-#line 343 "examples/sgemm-multistage.ts"
+#line 335 "examples/sgemm-multistage.ts"
   float regA[32];
-#line 344 "examples/sgemm-multistage.ts"
+#line 336 "examples/sgemm-multistage.ts"
   float regB[4];
-#line 345 "examples/sgemm-multistage.ts"
+#line 337 "examples/sgemm-multistage.ts"
   float nextA[8];
-#line 346 "examples/sgemm-multistage.ts"
+#line 338 "examples/sgemm-multistage.ts"
   float nextB[8];
-#line 353 "examples/sgemm-multistage.ts"
+#line 345 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
-#line 354 "examples/sgemm-multistage.ts"
+#line 346 "examples/sgemm-multistage.ts"
   const int cCol = (int)blockIdx.x;
-#line 355 "examples/sgemm-multistage.ts"
+#line 347 "examples/sgemm-multistage.ts"
   const int group = (int)threadIdx.x / 128;
-#line 356 "examples/sgemm-multistage.ts"
+#line 348 "examples/sgemm-multistage.ts"
   const int inGroup = (int)threadIdx.x % 128;
-#line 357 "examples/sgemm-multistage.ts"
+#line 349 "examples/sgemm-multistage.ts"
   const int warp = inGroup / 32;
-#line 358 "examples/sgemm-multistage.ts"
+#line 350 "examples/sgemm-multistage.ts"
   const int warpCol = warp % 2;
-#line 359 "examples/sgemm-multistage.ts"
+#line 351 "examples/sgemm-multistage.ts"
   const int warpRow = warp / 2;
-#line 360 "examples/sgemm-multistage.ts"
+#line 352 "examples/sgemm-multistage.ts"
   const int lane = inGroup % 32;
-#line 361 "examples/sgemm-multistage.ts"
+#line 353 "examples/sgemm-multistage.ts"
   const int threadCol = lane % 8;
-#line 362 "examples/sgemm-multistage.ts"
+#line 354 "examples/sgemm-multistage.ts"
   const int threadRow = lane / 8;
-#line 365 "examples/sgemm-multistage.ts"
+#line 357 "examples/sgemm-multistage.ts"
   const int innerRowA = (int)threadIdx.x / 32;
-#line 366 "examples/sgemm-multistage.ts"
+#line 358 "examples/sgemm-multistage.ts"
   const int innerColA = (int)threadIdx.x % 32;
-#line 368 "examples/sgemm-multistage.ts"
+#line 360 "examples/sgemm-multistage.ts"
   const int innerRowB = (int)threadIdx.x / 64;
-#line 369 "examples/sgemm-multistage.ts"
+#line 361 "examples/sgemm-multistage.ts"
   const int innerColB = (int)threadIdx.x % 64;
-#line 371 "examples/sgemm-multistage.ts"
+#line 363 "examples/sgemm-multistage.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 372 "examples/sgemm-multistage.ts"
+#line 364 "examples/sgemm-multistage.ts"
     acc[i] = 0.0f;
   }
-#line 374 "examples/sgemm-multistage.ts"
+#line 366 "examples/sgemm-multistage.ts"
   int stage = 0;
-#line 376 "examples/sgemm-multistage.ts"
+#line 368 "examples/sgemm-multistage.ts"
   for (int k0 = -32; k0 < K; k0 += 32) {
-#line 377 "examples/sgemm-multistage.ts"
+#line 369 "examples/sgemm-multistage.ts"
     const int next = (int)((unsigned int)k0 + 32u);
-#line 378 "examples/sgemm-multistage.ts"
+#line 370 "examples/sgemm-multistage.ts"
     if (next < K) {
-#line 379 "examples/sgemm-multistage.ts"
+#line 371 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 64; offset += 8) {
-#line 380 "examples/sgemm-multistage.ts"
+#line 372 "examples/sgemm-multistage.ts"
         const int row = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset);
-#line 381 "examples/sgemm-multistage.ts"
+#line 373 "examples/sgemm-multistage.ts"
         const int col = (int)((unsigned int)next + (unsigned int)innerColA);
-#line 382 "examples/sgemm-multistage.ts"
+#line 374 "examples/sgemm-multistage.ts"
         nextA[offset / 8] = row < M && col < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)] : 0.0f;
       }
-#line 384 "examples/sgemm-multistage.ts"
+#line 376 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 32; offset_1 += 4) {
-#line 385 "examples/sgemm-multistage.ts"
+#line 377 "examples/sgemm-multistage.ts"
         const int row_1 = (int)((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_1);
-#line 386 "examples/sgemm-multistage.ts"
+#line 378 "examples/sgemm-multistage.ts"
         const int col_1 = (int)((unsigned int)cCol * 64u + (unsigned int)innerColB);
-#line 387 "examples/sgemm-multistage.ts"
+#line 379 "examples/sgemm-multistage.ts"
         nextB[offset_1 / 4] = row_1 < K && col_1 < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)] : 0.0f;
       }
     }
-#line 390 "examples/sgemm-multistage.ts"
+#line 382 "examples/sgemm-multistage.ts"
     if (k0 >= 0) {
-#line 391 "examples/sgemm-multistage.ts"
+#line 383 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int d = 0; d < 16; d += 4) {
-#line 392 "examples/sgemm-multistage.ts"
+#line 384 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 393 "examples/sgemm-multistage.ts"
+#line 385 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int i_1 = 0; i_1 < 8; i_1++) {
-#line 394 "examples/sgemm-multistage.ts"
+#line 386 "examples/sgemm-multistage.ts"
             const int row_2 = (int)((unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRow + (unsigned int)i_1 * 4u);
-#line 395 "examples/sgemm-multistage.ts"
+#line 387 "examples/sgemm-multistage.ts"
             const float4 vector = *reinterpret_cast<const float4*>(&As[stage][(int)((unsigned int)row_2 * 36u + (unsigned int)group * 16u + (unsigned int)d)]);
             const float a0 = vector.x;
             const float a1 = vector.y;
             const float a2 = vector.z;
             const float a3 = vector.w;
-#line 396 "examples/sgemm-multistage.ts"
+#line 388 "examples/sgemm-multistage.ts"
             regA[(int)(((unsigned int)wSubRow * 8u + (unsigned int)i_1) * 4u)] = a0;
             regA[(int)(((unsigned int)wSubRow * 8u + (unsigned int)i_1) * 4u + 1u)] = a1;
             regA[(int)(((unsigned int)wSubRow * 8u + (unsigned int)i_1) * 4u + 2u)] = a2;
             regA[(int)(((unsigned int)wSubRow * 8u + (unsigned int)i_1) * 4u + 3u)] = a3;
           }
         }
-#line 399 "examples/sgemm-multistage.ts"
+#line 391 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int dd = 0; dd < 4; dd++) {
-#line 400 "examples/sgemm-multistage.ts"
+#line 392 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int wSubCol = 0; wSubCol < 1; wSubCol++) {
-#line 401 "examples/sgemm-multistage.ts"
+#line 393 "examples/sgemm-multistage.ts"
 #pragma unroll
             for (int j = 0; j < 4; j += 4) {
-#line 402 "examples/sgemm-multistage.ts"
+#line 394 "examples/sgemm-multistage.ts"
               const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(int)(((unsigned int)group * 16u + (unsigned int)d + (unsigned int)dd) * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 32u + (unsigned int)threadCol * 4u + (unsigned int)j)]);
               const float b0 = vector_1.x;
               const float b1 = vector_1.y;
               const float b2 = vector_1.z;
               const float b3 = vector_1.w;
-#line 403 "examples/sgemm-multistage.ts"
+#line 395 "examples/sgemm-multistage.ts"
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j)] = b0;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 1u)] = b1;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 2u)] = b2;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 3u)] = b3;
             }
           }
-#line 406 "examples/sgemm-multistage.ts"
+#line 398 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int m = 0; m < 8; m++) {
-#line 407 "examples/sgemm-multistage.ts"
+#line 399 "examples/sgemm-multistage.ts"
 #pragma unroll
             for (int n = 0; n < 4; n++) {
-#line 408 "examples/sgemm-multistage.ts"
+#line 400 "examples/sgemm-multistage.ts"
               acc[(int)((unsigned int)m * 4u + (unsigned int)n)] += regA[(int)((unsigned int)m * 4u + (unsigned int)dd)] * regB[n];
             }
           }
         }
       }
     }
-#line 415 "examples/sgemm-multistage.ts"
+#line 407 "examples/sgemm-multistage.ts"
     if (next < K) {
-#line 416 "examples/sgemm-multistage.ts"
+#line 408 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 8) {
-#line 417 "examples/sgemm-multistage.ts"
+#line 409 "examples/sgemm-multistage.ts"
         As[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowA + (unsigned int)offset_2) * 36u + (unsigned int)innerColA)] = nextA[offset_2 / 8];
       }
-#line 419 "examples/sgemm-multistage.ts"
+#line 411 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 32; offset_3 += 4) {
-#line 420 "examples/sgemm-multistage.ts"
+#line 412 "examples/sgemm-multistage.ts"
         Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 64u + (unsigned int)innerColB)] = nextB[offset_3 / 4];
       }
     }
-#line 423 "examples/sgemm-multistage.ts"
+#line 415 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 424 "examples/sgemm-multistage.ts"
+#line 416 "examples/sgemm-multistage.ts"
     stage = (int)(1u - (unsigned int)stage);
   }
   {
-#line 429 "examples/sgemm-multistage.ts"
+#line 421 "examples/sgemm-multistage.ts"
     if (group > 0) {
-#line 430 "examples/sgemm-multistage.ts"
+#line 422 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int r = 0; r < 32; r++) {
-#line 431 "examples/sgemm-multistage.ts"
+#line 423 "examples/sgemm-multistage.ts"
         const int slot = (int)((((unsigned int)group - 1u) * 32u + (unsigned int)r) * 128u + (unsigned int)inGroup);
-#line 432 "examples/sgemm-multistage.ts"
+#line 424 "examples/sgemm-multistage.ts"
         Bs[slot / 2048][slot % 2048] = acc[r];
       }
     }
-#line 435 "examples/sgemm-multistage.ts"
+#line 427 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 436 "examples/sgemm-multistage.ts"
+#line 428 "examples/sgemm-multistage.ts"
     if (group == 0) {
-#line 437 "examples/sgemm-multistage.ts"
+#line 429 "examples/sgemm-multistage.ts"
       for (int g = 1; g < 2; g++) {
-#line 438 "examples/sgemm-multistage.ts"
+#line 430 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int r_1 = 0; r_1 < 32; r_1++) {
-#line 439 "examples/sgemm-multistage.ts"
+#line 431 "examples/sgemm-multistage.ts"
           const int slot_1 = (int)((((unsigned int)g - 1u) * 32u + (unsigned int)r_1) * 128u + (unsigned int)inGroup);
-#line 440 "examples/sgemm-multistage.ts"
+#line 432 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 2048][slot_1 % 2048];
         }
       }
     }
   }
-#line 445 "examples/sgemm-multistage.ts"
+#line 437 "examples/sgemm-multistage.ts"
   if (group == 0) {
-#line 446 "examples/sgemm-multistage.ts"
+#line 438 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 447 "examples/sgemm-multistage.ts"
+#line 439 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 8; i_2++) {
-#line 448 "examples/sgemm-multistage.ts"
+#line 440 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int wSubCol_1 = 0; wSubCol_1 < 1; wSubCol_1++) {
-#line 449 "examples/sgemm-multistage.ts"
+#line 441 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 450 "examples/sgemm-multistage.ts"
+#line 442 "examples/sgemm-multistage.ts"
             const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRow + (unsigned int)i_2 * 4u);
-#line 451 "examples/sgemm-multistage.ts"
+#line 443 "examples/sgemm-multistage.ts"
             const int col_2 = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 32u + (unsigned int)threadCol * 4u + (unsigned int)j_1);
-#line 452 "examples/sgemm-multistage.ts"
+#line 444 "examples/sgemm-multistage.ts"
             const int r_2 = (int)(((unsigned int)wSubRow_1 * 8u + (unsigned int)i_2) * 4u + (unsigned int)wSubCol_1 * 4u + (unsigned int)j_1);
-#line 453 "examples/sgemm-multistage.ts"
+#line 445 "examples/sgemm-multistage.ts"
             if (row_3 < M && col_2 < N) {
-#line 454 "examples/sgemm-multistage.ts"
+#line 446 "examples/sgemm-multistage.ts"
               C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)] = beta == 0.0f ? alpha * acc[r_2] : alpha * acc[r_2] + beta * C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)];
             }
           }
@@ -1886,189 +1870,189 @@ extern "C" __global__ void __launch_bounds__(256) sgemmRegisterStaged_BM_64_BN_6
 }
 
 // Kernel sgemmRegisterStaged specialized for BM = 64, BN = 64, BK = 8, KSPLIT = 1, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 128; block 128×1×1.
-#line 308 "examples/sgemm-multistage.ts"
+#line 300 "examples/sgemm-multistage.ts"
 extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_64_BK_8_KSPLIT_1_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_128(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 340 "examples/sgemm-multistage.ts"
+#line 332 "examples/sgemm-multistage.ts"
   __shared__ __align__(16) float As[2][768];
-#line 341 "examples/sgemm-multistage.ts"
+#line 333 "examples/sgemm-multistage.ts"
   __shared__ __align__(16) float Bs[2][512];
-#line 342 "examples/sgemm-multistage.ts"
+#line 334 "examples/sgemm-multistage.ts"
   float acc[32];
-#line 343 "examples/sgemm-multistage.ts"
+#line 335 "examples/sgemm-multistage.ts"
   float regA[16];
-#line 344 "examples/sgemm-multistage.ts"
+#line 336 "examples/sgemm-multistage.ts"
   float regB[8];
-#line 345 "examples/sgemm-multistage.ts"
+#line 337 "examples/sgemm-multistage.ts"
   float nextA[4];
-#line 346 "examples/sgemm-multistage.ts"
+#line 338 "examples/sgemm-multistage.ts"
   float nextB[4];
-#line 353 "examples/sgemm-multistage.ts"
+#line 345 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
-#line 354 "examples/sgemm-multistage.ts"
+#line 346 "examples/sgemm-multistage.ts"
   const int cCol = (int)blockIdx.x;
-#line 355 "examples/sgemm-multistage.ts"
+#line 347 "examples/sgemm-multistage.ts"
   const int group = (int)threadIdx.x / 128;
-#line 356 "examples/sgemm-multistage.ts"
+#line 348 "examples/sgemm-multistage.ts"
   const int inGroup = (int)threadIdx.x % 128;
-#line 357 "examples/sgemm-multistage.ts"
+#line 349 "examples/sgemm-multistage.ts"
   const int warp = inGroup / 32;
-#line 358 "examples/sgemm-multistage.ts"
+#line 350 "examples/sgemm-multistage.ts"
   const int warpCol = warp % 2;
-#line 359 "examples/sgemm-multistage.ts"
+#line 351 "examples/sgemm-multistage.ts"
   const int warpRow = warp / 2;
-#line 360 "examples/sgemm-multistage.ts"
+#line 352 "examples/sgemm-multistage.ts"
   const int lane = inGroup % 32;
-#line 361 "examples/sgemm-multistage.ts"
+#line 353 "examples/sgemm-multistage.ts"
   const int threadCol = lane % 4;
-#line 362 "examples/sgemm-multistage.ts"
+#line 354 "examples/sgemm-multistage.ts"
   const int threadRow = lane / 4;
-#line 365 "examples/sgemm-multistage.ts"
+#line 357 "examples/sgemm-multistage.ts"
   const int innerRowA = (int)threadIdx.x / 8;
-#line 366 "examples/sgemm-multistage.ts"
+#line 358 "examples/sgemm-multistage.ts"
   const int innerColA = (int)threadIdx.x % 8;
-#line 368 "examples/sgemm-multistage.ts"
+#line 360 "examples/sgemm-multistage.ts"
   const int innerRowB = (int)threadIdx.x / 64;
-#line 369 "examples/sgemm-multistage.ts"
+#line 361 "examples/sgemm-multistage.ts"
   const int innerColB = (int)threadIdx.x % 64;
-#line 371 "examples/sgemm-multistage.ts"
+#line 363 "examples/sgemm-multistage.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 372 "examples/sgemm-multistage.ts"
+#line 364 "examples/sgemm-multistage.ts"
     acc[i] = 0.0f;
   }
-#line 374 "examples/sgemm-multistage.ts"
+#line 366 "examples/sgemm-multistage.ts"
   int stage = 0;
-#line 376 "examples/sgemm-multistage.ts"
+#line 368 "examples/sgemm-multistage.ts"
   for (int k0 = -8; k0 < K; k0 += 8) {
-#line 377 "examples/sgemm-multistage.ts"
+#line 369 "examples/sgemm-multistage.ts"
     const int next = (int)((unsigned int)k0 + 8u);
-#line 378 "examples/sgemm-multistage.ts"
+#line 370 "examples/sgemm-multistage.ts"
     if (next < K) {
-#line 379 "examples/sgemm-multistage.ts"
+#line 371 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 64; offset += 16) {
-#line 380 "examples/sgemm-multistage.ts"
+#line 372 "examples/sgemm-multistage.ts"
         const int row = (int)((unsigned int)cRow * 64u + (unsigned int)innerRowA + (unsigned int)offset);
-#line 381 "examples/sgemm-multistage.ts"
+#line 373 "examples/sgemm-multistage.ts"
         const int col = (int)((unsigned int)next + (unsigned int)innerColA);
-#line 382 "examples/sgemm-multistage.ts"
+#line 374 "examples/sgemm-multistage.ts"
         nextA[offset / 16] = row < M && col < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)] : 0.0f;
       }
-#line 384 "examples/sgemm-multistage.ts"
+#line 376 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 8; offset_1 += 2) {
-#line 385 "examples/sgemm-multistage.ts"
+#line 377 "examples/sgemm-multistage.ts"
         const int row_1 = (int)((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_1);
-#line 386 "examples/sgemm-multistage.ts"
+#line 378 "examples/sgemm-multistage.ts"
         const int col_1 = (int)((unsigned int)cCol * 64u + (unsigned int)innerColB);
-#line 387 "examples/sgemm-multistage.ts"
+#line 379 "examples/sgemm-multistage.ts"
         nextB[offset_1 / 2] = row_1 < K && col_1 < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)] : 0.0f;
       }
     }
-#line 390 "examples/sgemm-multistage.ts"
+#line 382 "examples/sgemm-multistage.ts"
     if (k0 >= 0) {
-#line 391 "examples/sgemm-multistage.ts"
+#line 383 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int d = 0; d < 8; d += 4) {
-#line 392 "examples/sgemm-multistage.ts"
+#line 384 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 393 "examples/sgemm-multistage.ts"
+#line 385 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1++) {
-#line 394 "examples/sgemm-multistage.ts"
+#line 386 "examples/sgemm-multistage.ts"
             const int row_2 = (int)((unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRow + (unsigned int)i_1 * 8u);
-#line 395 "examples/sgemm-multistage.ts"
+#line 387 "examples/sgemm-multistage.ts"
             const float4 vector = *reinterpret_cast<const float4*>(&As[stage][(int)((unsigned int)row_2 * 12u + (unsigned int)group * 8u + (unsigned int)d)]);
             const float a0 = vector.x;
             const float a1 = vector.y;
             const float a2 = vector.z;
             const float a3 = vector.w;
-#line 396 "examples/sgemm-multistage.ts"
+#line 388 "examples/sgemm-multistage.ts"
             regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u)] = a0;
             regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 1u)] = a1;
             regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 2u)] = a2;
             regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 3u)] = a3;
           }
         }
-#line 399 "examples/sgemm-multistage.ts"
+#line 391 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int dd = 0; dd < 4; dd++) {
-#line 400 "examples/sgemm-multistage.ts"
+#line 392 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 401 "examples/sgemm-multistage.ts"
+#line 393 "examples/sgemm-multistage.ts"
 #pragma unroll
             for (int j = 0; j < 4; j += 4) {
-#line 402 "examples/sgemm-multistage.ts"
+#line 394 "examples/sgemm-multistage.ts"
               const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(int)(((unsigned int)group * 8u + (unsigned int)d + (unsigned int)dd) * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadCol * 4u + (unsigned int)j)]);
               const float b0 = vector_1.x;
               const float b1 = vector_1.y;
               const float b2 = vector_1.z;
               const float b3 = vector_1.w;
-#line 403 "examples/sgemm-multistage.ts"
+#line 395 "examples/sgemm-multistage.ts"
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j)] = b0;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 1u)] = b1;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 2u)] = b2;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 3u)] = b3;
             }
           }
-#line 406 "examples/sgemm-multistage.ts"
+#line 398 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int m = 0; m < 4; m++) {
-#line 407 "examples/sgemm-multistage.ts"
+#line 399 "examples/sgemm-multistage.ts"
 #pragma unroll
             for (int n = 0; n < 8; n++) {
-#line 408 "examples/sgemm-multistage.ts"
+#line 400 "examples/sgemm-multistage.ts"
               acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regA[(int)((unsigned int)m * 4u + (unsigned int)dd)] * regB[n];
             }
           }
         }
       }
     }
-#line 415 "examples/sgemm-multistage.ts"
+#line 407 "examples/sgemm-multistage.ts"
     if (next < K) {
-#line 416 "examples/sgemm-multistage.ts"
+#line 408 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 64; offset_2 += 16) {
-#line 417 "examples/sgemm-multistage.ts"
+#line 409 "examples/sgemm-multistage.ts"
         As[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowA + (unsigned int)offset_2) * 12u + (unsigned int)innerColA)] = nextA[offset_2 / 16];
       }
-#line 419 "examples/sgemm-multistage.ts"
+#line 411 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 8; offset_3 += 2) {
-#line 420 "examples/sgemm-multistage.ts"
+#line 412 "examples/sgemm-multistage.ts"
         Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 64u + (unsigned int)innerColB)] = nextB[offset_3 / 2];
       }
     }
-#line 423 "examples/sgemm-multistage.ts"
+#line 415 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 424 "examples/sgemm-multistage.ts"
+#line 416 "examples/sgemm-multistage.ts"
     stage = (int)(1u - (unsigned int)stage);
   }
-#line 445 "examples/sgemm-multistage.ts"
+#line 437 "examples/sgemm-multistage.ts"
   if (group == 0) {
-#line 446 "examples/sgemm-multistage.ts"
+#line 438 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 447 "examples/sgemm-multistage.ts"
+#line 439 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 4; i_2++) {
-#line 448 "examples/sgemm-multistage.ts"
+#line 440 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 449 "examples/sgemm-multistage.ts"
+#line 441 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 450 "examples/sgemm-multistage.ts"
+#line 442 "examples/sgemm-multistage.ts"
             const int row_3 = (int)((unsigned int)cRow * 64u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRow + (unsigned int)i_2 * 8u);
-#line 451 "examples/sgemm-multistage.ts"
+#line 443 "examples/sgemm-multistage.ts"
             const int col_2 = (int)((unsigned int)cCol * 64u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadCol * 4u + (unsigned int)j_1);
-#line 452 "examples/sgemm-multistage.ts"
+#line 444 "examples/sgemm-multistage.ts"
             const int r = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)i_2) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)j_1);
-#line 453 "examples/sgemm-multistage.ts"
+#line 445 "examples/sgemm-multistage.ts"
             if (row_3 < M && col_2 < N) {
-#line 454 "examples/sgemm-multistage.ts"
+#line 446 "examples/sgemm-multistage.ts"
               C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)] = beta == 0.0f ? alpha * acc[r] : alpha * acc[r] + beta * C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)];
             }
           }
@@ -2079,218 +2063,218 @@ extern "C" __global__ void __launch_bounds__(128) sgemmRegisterStaged_BM_64_BN_6
 }
 
 // Kernel sgemmRegisterStaged specialized for BM = 32, BN = 32, BK = 8, KSPLIT = 2, WM = 32, WN = 32, WNITER = 2, TM = 4, TN = 4, THREADS = 64; block 64×1×1.
-#line 308 "examples/sgemm-multistage.ts"
+#line 300 "examples/sgemm-multistage.ts"
 extern "C" __global__ void __launch_bounds__(64) sgemmRegisterStaged_BM_32_BN_32_BK_8_KSPLIT_2_WM_32_WN_32_WNITER_2_TM_4_TN_4_THREADS_64(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C) {
-#line 340 "examples/sgemm-multistage.ts"
+#line 332 "examples/sgemm-multistage.ts"
   __shared__ __align__(16) float As[2][640];
-#line 341 "examples/sgemm-multistage.ts"
+#line 333 "examples/sgemm-multistage.ts"
   __shared__ __align__(16) float Bs[2][512];
-#line 342 "examples/sgemm-multistage.ts"
+#line 334 "examples/sgemm-multistage.ts"
   float acc[32];
-#line 343 "examples/sgemm-multistage.ts"
+#line 335 "examples/sgemm-multistage.ts"
   float regA[16];
-#line 344 "examples/sgemm-multistage.ts"
+#line 336 "examples/sgemm-multistage.ts"
   float regB[8];
-#line 345 "examples/sgemm-multistage.ts"
+#line 337 "examples/sgemm-multistage.ts"
   float nextA[8];
-#line 346 "examples/sgemm-multistage.ts"
+#line 338 "examples/sgemm-multistage.ts"
   float nextB[8];
-#line 353 "examples/sgemm-multistage.ts"
+#line 345 "examples/sgemm-multistage.ts"
   const int cRow = (int)blockIdx.y;
-#line 354 "examples/sgemm-multistage.ts"
+#line 346 "examples/sgemm-multistage.ts"
   const int cCol = (int)blockIdx.x;
-#line 355 "examples/sgemm-multistage.ts"
+#line 347 "examples/sgemm-multistage.ts"
   const int group = (int)threadIdx.x / 32;
-#line 356 "examples/sgemm-multistage.ts"
+#line 348 "examples/sgemm-multistage.ts"
   const int inGroup = (int)threadIdx.x % 32;
-#line 357 "examples/sgemm-multistage.ts"
+#line 349 "examples/sgemm-multistage.ts"
   const int warp = inGroup / 32;
-#line 358 "examples/sgemm-multistage.ts"
+#line 350 "examples/sgemm-multistage.ts"
   const int warpCol = warp % 1;
-#line 359 "examples/sgemm-multistage.ts"
+#line 351 "examples/sgemm-multistage.ts"
   const int warpRow = warp / 1;
-#line 360 "examples/sgemm-multistage.ts"
+#line 352 "examples/sgemm-multistage.ts"
   const int lane = inGroup % 32;
-#line 361 "examples/sgemm-multistage.ts"
+#line 353 "examples/sgemm-multistage.ts"
   const int threadCol = lane % 4;
-#line 362 "examples/sgemm-multistage.ts"
+#line 354 "examples/sgemm-multistage.ts"
   const int threadRow = lane / 4;
-#line 365 "examples/sgemm-multistage.ts"
+#line 357 "examples/sgemm-multistage.ts"
   const int innerRowA = (int)threadIdx.x / 16;
-#line 366 "examples/sgemm-multistage.ts"
+#line 358 "examples/sgemm-multistage.ts"
   const int innerColA = (int)threadIdx.x % 16;
-#line 368 "examples/sgemm-multistage.ts"
+#line 360 "examples/sgemm-multistage.ts"
   const int innerRowB = (int)threadIdx.x / 32;
-#line 369 "examples/sgemm-multistage.ts"
+#line 361 "examples/sgemm-multistage.ts"
   const int innerColB = (int)threadIdx.x % 32;
-#line 371 "examples/sgemm-multistage.ts"
+#line 363 "examples/sgemm-multistage.ts"
 #pragma unroll
   for (int i = 0; i < 32; i++) {
-#line 372 "examples/sgemm-multistage.ts"
+#line 364 "examples/sgemm-multistage.ts"
     acc[i] = 0.0f;
   }
-#line 374 "examples/sgemm-multistage.ts"
+#line 366 "examples/sgemm-multistage.ts"
   int stage = 0;
-#line 376 "examples/sgemm-multistage.ts"
+#line 368 "examples/sgemm-multistage.ts"
   for (int k0 = -16; k0 < K; k0 += 16) {
-#line 377 "examples/sgemm-multistage.ts"
+#line 369 "examples/sgemm-multistage.ts"
     const int next = (int)((unsigned int)k0 + 16u);
-#line 378 "examples/sgemm-multistage.ts"
+#line 370 "examples/sgemm-multistage.ts"
     if (next < K) {
-#line 379 "examples/sgemm-multistage.ts"
+#line 371 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset = 0; offset < 32; offset += 4) {
-#line 380 "examples/sgemm-multistage.ts"
+#line 372 "examples/sgemm-multistage.ts"
         const int row = (int)((unsigned int)cRow * 32u + (unsigned int)innerRowA + (unsigned int)offset);
-#line 381 "examples/sgemm-multistage.ts"
+#line 373 "examples/sgemm-multistage.ts"
         const int col = (int)((unsigned int)next + (unsigned int)innerColA);
-#line 382 "examples/sgemm-multistage.ts"
+#line 374 "examples/sgemm-multistage.ts"
         nextA[offset / 4] = row < M && col < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)] : 0.0f;
       }
-#line 384 "examples/sgemm-multistage.ts"
+#line 376 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_1 = 0; offset_1 < 16; offset_1 += 2) {
-#line 385 "examples/sgemm-multistage.ts"
+#line 377 "examples/sgemm-multistage.ts"
         const int row_1 = (int)((unsigned int)next + (unsigned int)innerRowB + (unsigned int)offset_1);
-#line 386 "examples/sgemm-multistage.ts"
+#line 378 "examples/sgemm-multistage.ts"
         const int col_1 = (int)((unsigned int)cCol * 32u + (unsigned int)innerColB);
-#line 387 "examples/sgemm-multistage.ts"
+#line 379 "examples/sgemm-multistage.ts"
         nextB[offset_1 / 2] = row_1 < K && col_1 < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)] : 0.0f;
       }
     }
-#line 390 "examples/sgemm-multistage.ts"
+#line 382 "examples/sgemm-multistage.ts"
     if (k0 >= 0) {
-#line 391 "examples/sgemm-multistage.ts"
+#line 383 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int d = 0; d < 8; d += 4) {
-#line 392 "examples/sgemm-multistage.ts"
+#line 384 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int wSubRow = 0; wSubRow < 1; wSubRow++) {
-#line 393 "examples/sgemm-multistage.ts"
+#line 385 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int i_1 = 0; i_1 < 4; i_1++) {
-#line 394 "examples/sgemm-multistage.ts"
+#line 386 "examples/sgemm-multistage.ts"
             const int row_2 = (int)((unsigned int)warpRow * 32u + (unsigned int)wSubRow * 32u + (unsigned int)threadRow + (unsigned int)i_1 * 8u);
-#line 395 "examples/sgemm-multistage.ts"
+#line 387 "examples/sgemm-multistage.ts"
             const float4 vector = *reinterpret_cast<const float4*>(&As[stage][(int)((unsigned int)row_2 * 20u + (unsigned int)group * 8u + (unsigned int)d)]);
             const float a0 = vector.x;
             const float a1 = vector.y;
             const float a2 = vector.z;
             const float a3 = vector.w;
-#line 396 "examples/sgemm-multistage.ts"
+#line 388 "examples/sgemm-multistage.ts"
             regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u)] = a0;
             regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 1u)] = a1;
             regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 2u)] = a2;
             regA[(int)(((unsigned int)wSubRow * 4u + (unsigned int)i_1) * 4u + 3u)] = a3;
           }
         }
-#line 399 "examples/sgemm-multistage.ts"
+#line 391 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int dd = 0; dd < 4; dd++) {
-#line 400 "examples/sgemm-multistage.ts"
+#line 392 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int wSubCol = 0; wSubCol < 2; wSubCol++) {
-#line 401 "examples/sgemm-multistage.ts"
+#line 393 "examples/sgemm-multistage.ts"
 #pragma unroll
             for (int j = 0; j < 4; j += 4) {
-#line 402 "examples/sgemm-multistage.ts"
+#line 394 "examples/sgemm-multistage.ts"
               const float4 vector_1 = *reinterpret_cast<const float4*>(&Bs[stage][(int)(((unsigned int)group * 8u + (unsigned int)d + (unsigned int)dd) * 32u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol * 16u + (unsigned int)threadCol * 4u + (unsigned int)j)]);
               const float b0 = vector_1.x;
               const float b1 = vector_1.y;
               const float b2 = vector_1.z;
               const float b3 = vector_1.w;
-#line 403 "examples/sgemm-multistage.ts"
+#line 395 "examples/sgemm-multistage.ts"
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j)] = b0;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 1u)] = b1;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 2u)] = b2;
               regB[(int)((unsigned int)wSubCol * 4u + (unsigned int)j + 3u)] = b3;
             }
           }
-#line 406 "examples/sgemm-multistage.ts"
+#line 398 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int m = 0; m < 4; m++) {
-#line 407 "examples/sgemm-multistage.ts"
+#line 399 "examples/sgemm-multistage.ts"
 #pragma unroll
             for (int n = 0; n < 8; n++) {
-#line 408 "examples/sgemm-multistage.ts"
+#line 400 "examples/sgemm-multistage.ts"
               acc[(int)((unsigned int)m * 8u + (unsigned int)n)] += regA[(int)((unsigned int)m * 4u + (unsigned int)dd)] * regB[n];
             }
           }
         }
       }
     }
-#line 415 "examples/sgemm-multistage.ts"
+#line 407 "examples/sgemm-multistage.ts"
     if (next < K) {
-#line 416 "examples/sgemm-multistage.ts"
+#line 408 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_2 = 0; offset_2 < 32; offset_2 += 4) {
-#line 417 "examples/sgemm-multistage.ts"
+#line 409 "examples/sgemm-multistage.ts"
         As[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowA + (unsigned int)offset_2) * 20u + (unsigned int)innerColA)] = nextA[offset_2 / 4];
       }
-#line 419 "examples/sgemm-multistage.ts"
+#line 411 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int offset_3 = 0; offset_3 < 16; offset_3 += 2) {
-#line 420 "examples/sgemm-multistage.ts"
+#line 412 "examples/sgemm-multistage.ts"
         Bs[(int)(1u - (unsigned int)stage)][(int)(((unsigned int)innerRowB + (unsigned int)offset_3) * 32u + (unsigned int)innerColB)] = nextB[offset_3 / 2];
       }
     }
-#line 423 "examples/sgemm-multistage.ts"
+#line 415 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 424 "examples/sgemm-multistage.ts"
+#line 416 "examples/sgemm-multistage.ts"
     stage = (int)(1u - (unsigned int)stage);
   }
   {
-#line 429 "examples/sgemm-multistage.ts"
+#line 421 "examples/sgemm-multistage.ts"
     if (group > 0) {
-#line 430 "examples/sgemm-multistage.ts"
+#line 422 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int r = 0; r < 32; r++) {
-#line 431 "examples/sgemm-multistage.ts"
+#line 423 "examples/sgemm-multistage.ts"
         const int slot = (int)((((unsigned int)group - 1u) * 32u + (unsigned int)r) * 32u + (unsigned int)inGroup);
-#line 432 "examples/sgemm-multistage.ts"
+#line 424 "examples/sgemm-multistage.ts"
         Bs[slot / 512][slot % 512] = acc[r];
       }
     }
-#line 435 "examples/sgemm-multistage.ts"
+#line 427 "examples/sgemm-multistage.ts"
     __syncthreads();
-#line 436 "examples/sgemm-multistage.ts"
+#line 428 "examples/sgemm-multistage.ts"
     if (group == 0) {
-#line 437 "examples/sgemm-multistage.ts"
+#line 429 "examples/sgemm-multistage.ts"
       for (int g = 1; g < 2; g++) {
-#line 438 "examples/sgemm-multistage.ts"
+#line 430 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int r_1 = 0; r_1 < 32; r_1++) {
-#line 439 "examples/sgemm-multistage.ts"
+#line 431 "examples/sgemm-multistage.ts"
           const int slot_1 = (int)((((unsigned int)g - 1u) * 32u + (unsigned int)r_1) * 32u + (unsigned int)inGroup);
-#line 440 "examples/sgemm-multistage.ts"
+#line 432 "examples/sgemm-multistage.ts"
           acc[r_1] += Bs[slot_1 / 512][slot_1 % 512];
         }
       }
     }
   }
-#line 445 "examples/sgemm-multistage.ts"
+#line 437 "examples/sgemm-multistage.ts"
   if (group == 0) {
-#line 446 "examples/sgemm-multistage.ts"
+#line 438 "examples/sgemm-multistage.ts"
 #pragma unroll
     for (int wSubRow_1 = 0; wSubRow_1 < 1; wSubRow_1++) {
-#line 447 "examples/sgemm-multistage.ts"
+#line 439 "examples/sgemm-multistage.ts"
 #pragma unroll
       for (int i_2 = 0; i_2 < 4; i_2++) {
-#line 448 "examples/sgemm-multistage.ts"
+#line 440 "examples/sgemm-multistage.ts"
 #pragma unroll
         for (int wSubCol_1 = 0; wSubCol_1 < 2; wSubCol_1++) {
-#line 449 "examples/sgemm-multistage.ts"
+#line 441 "examples/sgemm-multistage.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 450 "examples/sgemm-multistage.ts"
+#line 442 "examples/sgemm-multistage.ts"
             const int row_3 = (int)((unsigned int)cRow * 32u + (unsigned int)warpRow * 32u + (unsigned int)wSubRow_1 * 32u + (unsigned int)threadRow + (unsigned int)i_2 * 8u);
-#line 451 "examples/sgemm-multistage.ts"
+#line 443 "examples/sgemm-multistage.ts"
             const int col_2 = (int)((unsigned int)cCol * 32u + (unsigned int)warpCol * 32u + (unsigned int)wSubCol_1 * 16u + (unsigned int)threadCol * 4u + (unsigned int)j_1);
-#line 452 "examples/sgemm-multistage.ts"
+#line 444 "examples/sgemm-multistage.ts"
             const int r_2 = (int)(((unsigned int)wSubRow_1 * 4u + (unsigned int)i_2) * 8u + (unsigned int)wSubCol_1 * 4u + (unsigned int)j_1);
-#line 453 "examples/sgemm-multistage.ts"
+#line 445 "examples/sgemm-multistage.ts"
             if (row_3 < M && col_2 < N) {
-#line 454 "examples/sgemm-multistage.ts"
+#line 446 "examples/sgemm-multistage.ts"
               C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)] = beta == 0.0f ? alpha * acc[r_2] : alpha * acc[r_2] + beta * C[(int)((unsigned int)row_3 * (unsigned int)N + (unsigned int)col_2)];
             }
           }

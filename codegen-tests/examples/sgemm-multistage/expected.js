@@ -115,12 +115,6 @@ export function sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_6
     if (!(k0_1 < K)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        {
-          {
-            {
-            }
-          }
-        }
       }
       const nextB = (k0_1 + 48) | 0;
       const nextA0 = (k0_1 + 16) | 0;
@@ -410,8 +404,6 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
     if (!(k0_1 < K)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        {
-        }
       }
       const nextB = (k0_1 + 32) | 0;
       const nextA0 = (k0_1 + 32) | 0;
@@ -773,8 +765,6 @@ export function sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64
     if (!(k0_1 < K)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        {
-        }
       }
       const nextB = (k0_1 + 32) | 0;
       const nextA0 = (k0_1 + 32) | 0;
@@ -1111,10 +1101,6 @@ export function sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_W
     if (!(k0_1 < K)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        {
-          {
-          }
-        }
       }
       const nextB = (k0_1 + 16) | 0;
       const nextA0 = (k0_1 + 8) | 0;
@@ -1439,8 +1425,6 @@ export function sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_W
     if (!(k0_1 < K)) break;
     body0: {
       threads1: for (let t = 0; t < threads; t++) {
-        {
-        }
       }
       const nextB = (k0_1 + 16) | 0;
       const nextA0 = (k0_1 + 16) | 0;

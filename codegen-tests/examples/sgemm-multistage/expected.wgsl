@@ -211,12 +211,6 @@ fn sgemmMultistage_BM_128_BN_128_BK_16_KSPLIT_1_STAGES_4_WM_64_WN_64_WNITER_4_TM
   var readB: i32 = 0i;
   var writeB: i32 = 3i;
   for (var k0_1: i32 = 0i; k0_1 < K; k0_1 += 16i) {
-    {
-      {
-        {
-        }
-      }
-    }
     workgroupBarrier();
     let nextB: i32 = k0_1 + 48i;
     if (nextB < K) {
@@ -4208,8 +4202,6 @@ fn sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_
   var readB: i32 = 0i;
   var writeB: i32 = 1i;
   for (var k0_1: i32 = 0i; k0_1 < K; k0_1 += 32i) {
-    {
-    }
     workgroupBarrier();
     let nextB: i32 = k0_1 + 32i;
     if (nextB < K) {
@@ -7051,8 +7043,6 @@ fn sgemmMultistage_BM_64_BN_128_BK_16_KSPLIT_2_STAGES_2_WM_32_WN_64_WNITER_2_TM_
   var readB: i32 = 0i;
   var writeB: i32 = 1i;
   for (var k0_1: i32 = 0i; k0_1 < K; k0_1 += 32i) {
-    {
-    }
     workgroupBarrier();
     let nextB: i32 = k0_1 + 32i;
     if (nextB < K) {
@@ -9774,10 +9764,6 @@ fn sgemmMultistage_BM_64_BN_64_BK_8_KSPLIT_1_STAGES_3_WM_32_WN_32_WNITER_2_TM_4_
   var readB: i32 = 0i;
   var writeB: i32 = 2i;
   for (var k0_1: i32 = 0i; k0_1 < K; k0_1 += 8i) {
-    {
-      {
-      }
-    }
     workgroupBarrier();
     let nextB: i32 = k0_1 + 16i;
     if (nextB < K) {
@@ -10673,8 +10659,6 @@ fn sgemmMultistage_BM_32_BN_32_BK_8_KSPLIT_2_STAGES_2_WM_32_WN_32_WNITER_2_TM_4_
   var readB: i32 = 0i;
   var writeB: i32 = 1i;
   for (var k0_1: i32 = 0i; k0_1 < K; k0_1 += 16i) {
-    {
-    }
     workgroupBarrier();
     let nextB: i32 = k0_1 + 16i;
     if (nextB < K) {
