@@ -119,9 +119,9 @@ export const catalogue = {
   // Validation.
   TSK3001: { severity: "error", template: "{0} is reached in non-uniform control flow" },
   TSK3002: { severity: "error", template: "kernel '{0}' uses {1} bytes of shared memory; {2} allows at most {3}" },
-  TSK3003: { severity: "error", template: "the size of a shared array must be a compile-time constant" },
+  TSK3003: { severity: "error", template: "the size of a {0} array must be a compile-time constant" },
   TSK3004: { severity: "error", template: "kernel '{0}' has a block of {1} threads; {2} allows at most {3}" },
-  TSK3005: { severity: "error", template: "the size of a shared array must be a positive integer, found {0}" },
+  TSK3005: { severity: "error", template: "the size of a {1} array must be a positive integer, found {0}" },
   TSK3006: { severity: "warning", template: "kernel '{0}' uses {1} bytes of workgroup memory, more than WebGPU's default limit of {2}; it runs only on adapters that allow more" },
   TSK3007: { severity: "warning", template: "kernel '{0}' has a block of {1} threads, more than WebGPU's default limit of {2}; it runs only on adapters that allow more" },
   TSK3008: { severity: "error", template: "index {0} is out of bounds for dimension {1} of '{2}' (size {3})" },

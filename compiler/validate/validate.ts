@@ -38,13 +38,15 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
     for (const dim of array.dims) {
       if (dim.kind !== "literal") {
         diagnostics.push(
-          makeDiagnostic("TSK3003", dim.span, [], {
-            notes: ["use literals and Const<…> parameters; run-time parameters cannot size shared memory"],
+          makeDiagnostic("TSK3003", dim.span, [array.space === "shared" ? "shared" : "private"], {
+            notes: [
+              `use literals and Const<…> parameters; run-time values cannot size ${array.space === "shared" ? "shared memory" : "a private array"} (a local const counts as a run-time value even where it is computed from Const parameters: write its expression in place)`,
+            ],
           }),
         );
         sizes.push(0);
       } else if (!Number.isInteger(dim.value) || dim.value <= 0) {
-        diagnostics.push(makeDiagnostic("TSK3005", dim.span, [dim.value]));
+        diagnostics.push(makeDiagnostic("TSK3005", dim.span, [dim.value, array.space === "shared" ? "shared" : "private"]));
         sizes.push(0);
       } else {
         sizes.push(dim.value);
