@@ -52,8 +52,10 @@ export const hgemmMmaGuarded = kernel(
       // (bench/README.md, "16-bit GEMM for any shape").
       { T: "bf16" },
       { T: "f16" },
-      // 64×64 tiles of four 32×32 warps: eight times the blocks, for products that the large tiles leave
-      // multiprocessors idle in (matmul() prefers a build with at least 128 blocks).
+      // 64×128 tiles of eight 32×32 warps, and 64×64 of four: four and eight times the blocks, for products that
+      // the large tiles leave multiprocessors idle in (matmul() takes the largest tiles that make 128 blocks).
+      { T: "bf16", BM: 64, BN: 128, WM: 32, WN: 32, THREADS: 256 },
+      { T: "f16", BM: 64, BN: 128, WM: 32, WN: 32, THREADS: 256 },
       { T: "bf16", BM: 64, BN: 64, WM: 32, WN: 32, THREADS: 128 },
       { T: "f16", BM: 64, BN: 64, WM: 32, WN: 32, THREADS: 128 },
       // Small tiles, for small products and the CPU tests.

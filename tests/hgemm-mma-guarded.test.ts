@@ -20,8 +20,8 @@ import { repoRoot } from "./golden-cases.ts";
 const file = path.join(repoRoot, "examples", "hgemm-mma-guarded.ts");
 let library: KernelLibrary | undefined;
 const libraryOf = () => (library ??= compileKernelLibrary([file, path.join(repoRoot, "examples", "hgemm-wgmma-ws.ts"), path.join(repoRoot, "examples", "hgemm-tiled.ts")], ["js"]));
-const build = (type: "bf16" | "f16", BM: number): KernelHandle =>
-  libraryOf().kernels.find((h) => h.description.name === "hgemmMmaGuarded" && h.description.specialization.T === type && h.description.specialization.BM === BM)!;
+const build = (type: "bf16" | "f16", BM: number, BN: number): KernelHandle =>
+  libraryOf().kernels.find((h) => h.description.name === "hgemmMmaGuarded" && h.description.specialization.T === type && h.description.specialization.BM === BM && h.description.specialization.BN === BN)!;
 
 /** C = α·A·B + β·C in the documented order, as 16-bit encodings, and the normwise error of those against float64. */
 function reference(type: "bf16" | "f16", [m, n, k]: readonly number[], aBits: Uint16Array, bBits: Uint16Array, cBits: Uint16Array, alpha: number, beta: number): { bits: Uint16Array; error: number } {
@@ -51,24 +51,27 @@ function reference(type: "bf16" | "f16", [m, n, k]: readonly number[], aBits: Ui
 const randomOf = (type: "bf16" | "f16") => (length: number) => Uint16Array.from({ length }, () => (type === "bf16" ? bf16Bits : f16Bits)(Math.random() * 2 - 1));
 
 describe("hgemm-mma-guarded on the CPU backend", () => {
-  it("builds both types in each of its three tile sizes", () => {
+  it("builds both types in each of its four tile sizes", () => {
     const builds = libraryOf().kernels.filter((h) => h.description.name === "hgemmMmaGuarded");
-    expect(builds.map((h) => `${h.description.specialization.T} ${h.description.specialization.BM}`).sort()).toEqual(["bf16 128", "bf16 32", "bf16 64", "f16 128", "f16 32", "f16 64"]);
+    const s = (h: KernelHandle) => h.description.specialization;
+    expect(builds.map((h) => `${s(h).T} ${s(h).BM}×${s(h).BN}`).sort()).toEqual(["bf16 128×256", "bf16 32×32", "bf16 64×128", "bf16 64×64", "f16 128×256", "f16 32×32", "f16 64×128", "f16 64×64"]);
   });
 
-  for (const [type, shape, BM, alpha, beta, checked] of [
+  for (const [type, shape, [BM, BN], alpha, beta, checked] of [
     // Odd rows everywhere (every piece element by element), partial tiles in m, n and k.
-    ["bf16", [37, 29, 41], 32, 1, 0, false],
-    // Whole 16-byte rows (load8) with a partial tile column (48 of 64) and a partial last k-step (8 of 32).
-    ["f16", [64, 48, 40], 64, 0.5, 2, false],
-    // n whole, k odd: B by load8, A element by element; checked mode (races between the stages, bounds).
-    ["bf16", [40, 24, 27], 32, 0.75, -0.5, true],
+    ["bf16", [37, 29, 41], [32, 32], 1, 0, false],
+    // Whole 16-byte rows (copyAsync8) with a partial tile column (48 of 64) and a partial last k-step (8 of 32).
+    ["f16", [64, 48, 40], [64, 64], 0.5, 2, false],
+    // n whole, k odd: B by copyAsync8, A element by element; checked mode (races between the stages, bounds).
+    ["bf16", [40, 24, 27], [32, 32], 0.75, -0.5, true],
     // The 128×256 build of eight warps: 2 × 2 blocks, three of them partial.
-    ["f16", [130, 264, 48], 128, 1.5, 0.25, false],
+    ["f16", [130, 264, 48], [128, 256], 1.5, 0.25, false],
+    // The 64×128 build: odd k, a partial tile column.
+    ["bf16", [70, 136, 45], [64, 128], 1, -1, false],
     // Three stages in checked mode: a copy still in flight two k-tiles ahead is not read early.
-    ["f16", [64, 64, 130], 64, 1, 0, true],
+    ["f16", [64, 64, 130], [64, 64], 1, 0, true],
   ] as const) {
-    it(`${type} ${shape.join("×")} in the ${BM}-row tiles, α = ${alpha}, β = ${beta}${checked ? ", checked" : ""}: the documented result bit for bit, within the bound`, async () => {
+    it(`${type} ${shape.join("×")} in ${BM}×${BN} tiles, α = ${alpha}, β = ${beta}${checked ? ", checked" : ""}: the documented result bit for bit, within the bound`, async () => {
       const [m, n, k] = shape;
       const device = new CpuDevice({ checked });
       const random = randomOf(type);
@@ -77,8 +80,7 @@ describe("hgemm-mma-guarded on the CPU backend", () => {
       // β = 0: C poisoned with NaN (0x7fff in both types), which the kernel must not read.
       const cBits = beta === 0 ? new Uint16Array(m * n).fill(0x7fff) : random(m * n);
       const C = device.createBuffer(type, cBits);
-      const kernel = build(type, BM);
-      const BN = kernel.description.specialization.BN as number;
+      const kernel = build(type, BM, BN);
       await device.launch(kernel, { grid: [Math.ceil(n / BN), Math.ceil(m / BM)], args: [m, n, k, alpha, device.createBuffer(type, aBits), device.createBuffer(type, bBits), beta, C] });
       const expected = reference(type, shape, aBits, bBits, cBits, alpha, beta);
       expect(Array.from((await device.read(C, { bits: true })) as Uint16Array)).toEqual(Array.from(expected.bits));
@@ -103,9 +105,13 @@ describe("matmul() and the warp-level 16-bit rung", () => {
     expect(choose(cuda("sm_89"), { dtype: "bf16" })).toBe("hgemm-mma-guarded bf16");
     expect(choose(cuda("sm_75"), { dtype: "bf16" })).toBe("hgemm-tiled");
     expect(choose(new CpuDevice(), { dtype: "f16" })).toBe("hgemm-tiled-f16");
-    // The largest tiles that still make 128 blocks: 128×256 at 4096² (512 blocks), 64×64 at 1023×1021 (256).
-    expect(chooseMatmul(cuda("sm_80"), libraryOf(), { ...shape, dtype: "bf16" }).constants.BM).toBe(128);
-    expect(chooseMatmul(cuda("sm_80"), libraryOf(), { ...shape, m: 1023, n: 1021, k: 1019, dtype: "bf16" }).constants.BM).toBe(64);
+    // The largest tiles that still make 128 blocks: 128×256 at 4096² (512 blocks), 64×128 at 1023×1021 (128),
+    // 64×64 at 900×900 (64×128 would make 120).
+    const tile = (m: number, n: number) => {
+      const c = chooseMatmul(cuda("sm_80"), libraryOf(), { ...shape, m, n, k: 999, dtype: "bf16" }).constants;
+      return `${c.BM}×${c.BN}`;
+    };
+    expect([tile(4096, 4096), tile(1023, 1021), tile(900, 900)]).toEqual(["128×256", "64×128", "64×64"]);
   });
 
   it("runs it by name on the CPU's emulation through matmul(), in f16 with α and β", async () => {

@@ -100,216 +100,436 @@ __device__ __forceinline__ void tsk_ldmatrix_x4(unsigned& r0, unsigned& r1, unsi
 extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_bf16_BM_128_BN_256_BK_32_WM_64_WN_64_THREADS_256_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C) {
   // 81408 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 84 "examples/hgemm-mma-guarded.ts"
+#line 86 "examples/hgemm-mma-guarded.ts"
   tsk_bf16 (&As)[15360] = *reinterpret_cast<tsk_bf16 (*)[15360]>(tsk_dynamic_shared + 0);
-#line 85 "examples/hgemm-mma-guarded.ts"
+#line 87 "examples/hgemm-mma-guarded.ts"
   tsk_bf16 (&Bs)[25344] = *reinterpret_cast<tsk_bf16 (*)[25344]>(tsk_dynamic_shared + 30720);
-#line 88 "examples/hgemm-mma-guarded.ts"
-  float acc[128];
-#line 89 "examples/hgemm-mma-guarded.ts"
-  unsigned a[16];
 #line 90 "examples/hgemm-mma-guarded.ts"
-  unsigned b[16];
-#line 110 "examples/hgemm-mma-guarded.ts"
-  tsk_bf16 edges[48];
+  float acc[128];
 #line 91 "examples/hgemm-mma-guarded.ts"
-  const int warp = (int)threadIdx.x / 32;
+  unsigned a[16];
 #line 92 "examples/hgemm-mma-guarded.ts"
-  const int warpRow = warp / 4;
+  unsigned b[16];
+#line 112 "examples/hgemm-mma-guarded.ts"
+  tsk_bf16 edges[48];
 #line 93 "examples/hgemm-mma-guarded.ts"
-  const int warpCol = warp % 4;
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/hgemm-mma-guarded.ts"
+  const int warpRow = warp / 4;
 #line 95 "examples/hgemm-mma-guarded.ts"
-  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 96 "examples/hgemm-mma-guarded.ts"
-  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int warpCol = warp % 4;
 #line 97 "examples/hgemm-mma-guarded.ts"
-  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
+  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 98 "examples/hgemm-mma-guarded.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 99 "examples/hgemm-mma-guarded.ts"
-  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 128u);
+  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
 #line 100 "examples/hgemm-mma-guarded.ts"
-  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 256u);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+#line 101 "examples/hgemm-mma-guarded.ts"
+  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 128u);
 #line 102 "examples/hgemm-mma-guarded.ts"
+  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 256u);
+#line 104 "examples/hgemm-mma-guarded.ts"
   const bool wholeA = K % 8 == 0;
-#line 103 "examples/hgemm-mma-guarded.ts"
+#line 105 "examples/hgemm-mma-guarded.ts"
   const bool wholeB = N % 8 == 0;
-#line 111 "examples/hgemm-mma-guarded.ts"
+#line 113 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 112 "examples/hgemm-mma-guarded.ts"
+#line 114 "examples/hgemm-mma-guarded.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 114 "examples/hgemm-mma-guarded.ts"
+#line 116 "examples/hgemm-mma-guarded.ts"
   const int steps = (int)((unsigned int)K + 32u - 1u) / 32;
-#line 117 "examples/hgemm-mma-guarded.ts"
+#line 119 "examples/hgemm-mma-guarded.ts"
   for (int it = -2; it < steps; it++) {
-#line 118 "examples/hgemm-mma-guarded.ts"
+#line 120 "examples/hgemm-mma-guarded.ts"
     if (it >= 0) {
-#line 121 "examples/hgemm-mma-guarded.ts"
+#line 123 "examples/hgemm-mma-guarded.ts"
       tsk_cp_async_wait<1>();
-#line 122 "examples/hgemm-mma-guarded.ts"
+#line 124 "examples/hgemm-mma-guarded.ts"
       __syncthreads();
     }
-#line 124 "examples/hgemm-mma-guarded.ts"
-    const int fill = (int)((unsigned int)it + 3u - 1u);
-#line 125 "examples/hgemm-mma-guarded.ts"
-    const int k0 = (int)((unsigned int)fill * 32u);
 #line 126 "examples/hgemm-mma-guarded.ts"
+    const int fill = (int)((unsigned int)it + 3u - 1u);
+#line 127 "examples/hgemm-mma-guarded.ts"
+    const int k0 = (int)((unsigned int)fill * 32u);
+#line 128 "examples/hgemm-mma-guarded.ts"
     const int fillStage = fill % 3;
-#line 129 "examples/hgemm-mma-guarded.ts"
+#line 131 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 130 "examples/hgemm-mma-guarded.ts"
+#line 132 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i = 0; i < 2; i++) {
-#line 131 "examples/hgemm-mma-guarded.ts"
-        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 256u);
-#line 132 "examples/hgemm-mma-guarded.ts"
-        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
 #line 133 "examples/hgemm-mma-guarded.ts"
-        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 256u);
 #line 134 "examples/hgemm-mma-guarded.ts"
-        if (p < 512 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
 #line 135 "examples/hgemm-mma-guarded.ts"
+        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+#line 136 "examples/hgemm-mma-guarded.ts"
+        if (p < 512 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+#line 137 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&As[(int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p / 4) * 40u + (unsigned int)(p % 4) * 8u)], &A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)]);
         } else {
-#line 137 "examples/hgemm-mma-guarded.ts"
+#line 139 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e = 0; e < 8; e++) {
-#line 138 "examples/hgemm-mma-guarded.ts"
+#line 140 "examples/hgemm-mma-guarded.ts"
             edges[(int)((unsigned int)i * 8u + (unsigned int)e)] = p < 512 && row < M && (int)((unsigned int)col + (unsigned int)e) < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col + (unsigned int)e)] : tsk_bf16{0x0};
           }
         }
       }
-#line 142 "examples/hgemm-mma-guarded.ts"
+#line 144 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_1 = 0; i_1 < 4; i_1++) {
-#line 143 "examples/hgemm-mma-guarded.ts"
-        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 256u);
-#line 144 "examples/hgemm-mma-guarded.ts"
-        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 32));
 #line 145 "examples/hgemm-mma-guarded.ts"
-        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 32) * 8u);
+        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 256u);
 #line 146 "examples/hgemm-mma-guarded.ts"
-        if (p_1 < 1024 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 32));
 #line 147 "examples/hgemm-mma-guarded.ts"
+        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 32) * 8u);
+#line 148 "examples/hgemm-mma-guarded.ts"
+        if (p_1 < 1024 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+#line 149 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&Bs[(int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_1 / 32) * 264u + (unsigned int)(p_1 % 32) * 8u)], &B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)]);
         } else {
-#line 149 "examples/hgemm-mma-guarded.ts"
+#line 151 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e_1 = 0; e_1 < 8; e_1++) {
-#line 150 "examples/hgemm-mma-guarded.ts"
+#line 152 "examples/hgemm-mma-guarded.ts"
             edges[(int)((2u + (unsigned int)i_1) * 8u + (unsigned int)e_1)] = p_1 < 1024 && row_1 < K && (int)((unsigned int)col_1 + (unsigned int)e_1) < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1 + (unsigned int)e_1)] : tsk_bf16{0x0};
           }
         }
       }
     }
-#line 156 "examples/hgemm-mma-guarded.ts"
-    tsk_cp_async_commit();
-#line 157 "examples/hgemm-mma-guarded.ts"
-    if (it >= 0) {
 #line 158 "examples/hgemm-mma-guarded.ts"
-      const int stage = it % 3;
+    tsk_cp_async_commit();
 #line 159 "examples/hgemm-mma-guarded.ts"
-      const int aTile = (int)((unsigned int)stage * 128u * 40u + (unsigned int)warpRow * 64u * 40u);
+    if (it >= 0) {
 #line 160 "examples/hgemm-mma-guarded.ts"
-      const int bTile = (int)((unsigned int)stage * 32u * 264u + (unsigned int)warpCol * 64u);
+      const int stage = it % 3;
 #line 161 "examples/hgemm-mma-guarded.ts"
+      const int aTile = (int)((unsigned int)stage * 128u * 40u + (unsigned int)warpRow * 64u * 40u);
+#line 162 "examples/hgemm-mma-guarded.ts"
+      const int bTile = (int)((unsigned int)stage * 32u * 264u + (unsigned int)warpCol * 64u);
+#line 163 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int kk = 0; kk < 32; kk += 16) {
-#line 162 "examples/hgemm-mma-guarded.ts"
+#line 164 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2++) {
           {
-#line 163 "examples/hgemm-mma-guarded.ts"
+#line 165 "examples/hgemm-mma-guarded.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 40u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 40u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
             tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
           }
         }
-#line 165 "examples/hgemm-mma-guarded.ts"
+#line 167 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int j = 0; j < 8; j++) {
           {
-#line 166 "examples/hgemm-mma-guarded.ts"
+#line 168 "examples/hgemm-mma-guarded.ts"
             const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 264u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 264u + 0u);
             tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
           }
         }
-#line 168 "examples/hgemm-mma-guarded.ts"
+#line 170 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 169 "examples/hgemm-mma-guarded.ts"
+#line 171 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 8; j_1++) {
-#line 170 "examples/hgemm-mma-guarded.ts"
+#line 172 "examples/hgemm-mma-guarded.ts"
             tsk_mma_m16n8k16_bf16(acc[(int)((unsigned int)i_3 * 8u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 8u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 8u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 8u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
           }
         }
       }
     }
-#line 176 "examples/hgemm-mma-guarded.ts"
+#line 178 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 177 "examples/hgemm-mma-guarded.ts"
+#line 179 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 2; i_4++) {
-#line 178 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
-#line 179 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 180 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
 #line 181 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 512 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 183 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 512 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 184 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 185 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 186 "examples/hgemm-mma-guarded.ts"
+#line 188 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 4; i_5++) {
-#line 187 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
-#line 188 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 32));
 #line 189 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 32) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
 #line 190 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 1024 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 32));
 #line 191 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_3 / 32) * 264u + (unsigned int)(p_3 % 32) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 32) * 8u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+        if (p_3 < 1024 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 193 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_3 / 32) * 264u + (unsigned int)(p_3 % 32) * 8u);
+#line 194 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+#line 195 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 200 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 4; i_6++) {
-#line 201 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 202 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 4; i_6++) {
 #line 203 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 206 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 8u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 207 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 208 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 8u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 209 "examples/hgemm-mma-guarded.ts"
+          C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_bf16(value) : tsk_f32_to_bf16(value + beta * tsk_bf16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
+        }
+      }
+    }
+  }
+}
+
+// Kernel hgemmMmaGuarded specialized for BM = 64, BN = 128, BK = 32, WM = 32, WN = 32, THREADS = 256, STAGES = 3, GROUP = 8; block 256×1×1.
+#line 46 "examples/hgemm-mma-guarded.ts"
+extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C) {
+#line 86 "examples/hgemm-mma-guarded.ts"
+  __shared__ __align__(16) tsk_bf16 As[7680];
+#line 87 "examples/hgemm-mma-guarded.ts"
+  __shared__ __align__(16) tsk_bf16 Bs[13056];
+#line 90 "examples/hgemm-mma-guarded.ts"
+  float acc[32];
+#line 91 "examples/hgemm-mma-guarded.ts"
+  unsigned a[8];
+#line 92 "examples/hgemm-mma-guarded.ts"
+  unsigned b[8];
+#line 112 "examples/hgemm-mma-guarded.ts"
+  tsk_bf16 edges[24];
+#line 93 "examples/hgemm-mma-guarded.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/hgemm-mma-guarded.ts"
+  const int warpRow = warp / 4;
+#line 95 "examples/hgemm-mma-guarded.ts"
+  const int warpCol = warp % 4;
+#line 97 "examples/hgemm-mma-guarded.ts"
+  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
+#line 98 "examples/hgemm-mma-guarded.ts"
+  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
+#line 99 "examples/hgemm-mma-guarded.ts"
+  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
+#line 100 "examples/hgemm-mma-guarded.ts"
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+#line 101 "examples/hgemm-mma-guarded.ts"
+  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 64u);
+#line 102 "examples/hgemm-mma-guarded.ts"
+  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 128u);
+#line 104 "examples/hgemm-mma-guarded.ts"
+  const bool wholeA = K % 8 == 0;
+#line 105 "examples/hgemm-mma-guarded.ts"
+  const bool wholeB = N % 8 == 0;
+#line 113 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+  for (int f = 0; f < 8; f++) {
+#line 114 "examples/hgemm-mma-guarded.ts"
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
+  }
+#line 116 "examples/hgemm-mma-guarded.ts"
+  const int steps = (int)((unsigned int)K + 32u - 1u) / 32;
+#line 119 "examples/hgemm-mma-guarded.ts"
+  for (int it = -2; it < steps; it++) {
+#line 120 "examples/hgemm-mma-guarded.ts"
+    if (it >= 0) {
+#line 123 "examples/hgemm-mma-guarded.ts"
+      tsk_cp_async_wait<1>();
+#line 124 "examples/hgemm-mma-guarded.ts"
+      __syncthreads();
+    }
+#line 126 "examples/hgemm-mma-guarded.ts"
+    const int fill = (int)((unsigned int)it + 3u - 1u);
+#line 127 "examples/hgemm-mma-guarded.ts"
+    const int k0 = (int)((unsigned int)fill * 32u);
+#line 128 "examples/hgemm-mma-guarded.ts"
+    const int fillStage = fill % 3;
+#line 131 "examples/hgemm-mma-guarded.ts"
+    if (fill < steps) {
+#line 132 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int i = 0; i < 1; i++) {
+#line 133 "examples/hgemm-mma-guarded.ts"
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 256u);
+#line 134 "examples/hgemm-mma-guarded.ts"
+        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
+#line 135 "examples/hgemm-mma-guarded.ts"
+        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+#line 136 "examples/hgemm-mma-guarded.ts"
+        if (p < 256 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+#line 137 "examples/hgemm-mma-guarded.ts"
+          tsk_cp_async_16(&As[(int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p / 4) * 40u + (unsigned int)(p % 4) * 8u)], &A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)]);
+        } else {
+#line 139 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+          for (int e = 0; e < 8; e++) {
+#line 140 "examples/hgemm-mma-guarded.ts"
+            edges[(int)((unsigned int)i * 8u + (unsigned int)e)] = p < 256 && row < M && (int)((unsigned int)col + (unsigned int)e) < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col + (unsigned int)e)] : tsk_bf16{0x0};
+          }
+        }
+      }
+#line 144 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int i_1 = 0; i_1 < 2; i_1++) {
+#line 145 "examples/hgemm-mma-guarded.ts"
+        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 256u);
+#line 146 "examples/hgemm-mma-guarded.ts"
+        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 16));
+#line 147 "examples/hgemm-mma-guarded.ts"
+        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 16) * 8u);
+#line 148 "examples/hgemm-mma-guarded.ts"
+        if (p_1 < 512 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+#line 149 "examples/hgemm-mma-guarded.ts"
+          tsk_cp_async_16(&Bs[(int)((unsigned int)fillStage * 32u * 136u + (unsigned int)(p_1 / 16) * 136u + (unsigned int)(p_1 % 16) * 8u)], &B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)]);
+        } else {
+#line 151 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+          for (int e_1 = 0; e_1 < 8; e_1++) {
+#line 152 "examples/hgemm-mma-guarded.ts"
+            edges[(int)((1u + (unsigned int)i_1) * 8u + (unsigned int)e_1)] = p_1 < 512 && row_1 < K && (int)((unsigned int)col_1 + (unsigned int)e_1) < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1 + (unsigned int)e_1)] : tsk_bf16{0x0};
+          }
+        }
+      }
+    }
+#line 158 "examples/hgemm-mma-guarded.ts"
+    tsk_cp_async_commit();
+#line 159 "examples/hgemm-mma-guarded.ts"
+    if (it >= 0) {
+#line 160 "examples/hgemm-mma-guarded.ts"
+      const int stage = it % 3;
+#line 161 "examples/hgemm-mma-guarded.ts"
+      const int aTile = (int)((unsigned int)stage * 64u * 40u + (unsigned int)warpRow * 32u * 40u);
+#line 162 "examples/hgemm-mma-guarded.ts"
+      const int bTile = (int)((unsigned int)stage * 32u * 136u + (unsigned int)warpCol * 32u);
+#line 163 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int kk = 0; kk < 32; kk += 16) {
+#line 164 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+        for (int i_2 = 0; i_2 < 2; i_2++) {
+          {
+#line 165 "examples/hgemm-mma-guarded.ts"
+            const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
+            const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 40u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 40u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
+            tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
+          }
+        }
+#line 167 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          {
+#line 168 "examples/hgemm-mma-guarded.ts"
+            const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
+            const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 136u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 136u + 0u);
+            tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
+          }
+        }
+#line 170 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+        for (int i_3 = 0; i_3 < 2; i_3++) {
+#line 171 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+          for (int j_1 = 0; j_1 < 4; j_1++) {
+#line 172 "examples/hgemm-mma-guarded.ts"
+            tsk_mma_m16n8k16_bf16(acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
+          }
+        }
+      }
+    }
+#line 178 "examples/hgemm-mma-guarded.ts"
+    if (fill < steps) {
+#line 179 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int i_4 = 0; i_4 < 1; i_4++) {
+#line 180 "examples/hgemm-mma-guarded.ts"
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
+#line 181 "examples/hgemm-mma-guarded.ts"
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
+#line 182 "examples/hgemm-mma-guarded.ts"
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+#line 183 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 184 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 185 "examples/hgemm-mma-guarded.ts"
+          *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
+        }
+      }
+#line 188 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int i_5 = 0; i_5 < 2; i_5++) {
+#line 189 "examples/hgemm-mma-guarded.ts"
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
+#line 190 "examples/hgemm-mma-guarded.ts"
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 16));
+#line 191 "examples/hgemm-mma-guarded.ts"
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 16) * 8u);
+#line 192 "examples/hgemm-mma-guarded.ts"
+        if (p_3 < 512 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+#line 193 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 136u + (unsigned int)(p_3 / 16) * 136u + (unsigned int)(p_3 % 16) * 8u);
+#line 194 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+#line 195 "examples/hgemm-mma-guarded.ts"
+          *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
+        }
+      }
+    }
+  }
+#line 202 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+  for (int i_6 = 0; i_6 < 2; i_6++) {
+#line 203 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+    for (int j_2 = 0; j_2 < 4; j_2++) {
+#line 204 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
+#line 205 "examples/hgemm-mma-guarded.ts"
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#line 206 "examples/hgemm-mma-guarded.ts"
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#line 207 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 208 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 209 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_bf16(value) : tsk_f32_to_bf16(value + beta * tsk_bf16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -320,216 +540,216 @@ extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_bf16_BM_128_
 // Kernel hgemmMmaGuarded specialized for BM = 64, BN = 64, BK = 32, WM = 32, WN = 32, THREADS = 128, STAGES = 3, GROUP = 8; block 128×1×1.
 #line 46 "examples/hgemm-mma-guarded.ts"
 extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_bf16_BM_64_BN_64_BK_32_WM_32_WN_32_THREADS_128_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C) {
-#line 84 "examples/hgemm-mma-guarded.ts"
+#line 86 "examples/hgemm-mma-guarded.ts"
   __shared__ __align__(16) tsk_bf16 As[7680];
-#line 85 "examples/hgemm-mma-guarded.ts"
+#line 87 "examples/hgemm-mma-guarded.ts"
   __shared__ __align__(16) tsk_bf16 Bs[6912];
-#line 88 "examples/hgemm-mma-guarded.ts"
-  float acc[32];
-#line 89 "examples/hgemm-mma-guarded.ts"
-  unsigned a[8];
 #line 90 "examples/hgemm-mma-guarded.ts"
-  unsigned b[8];
-#line 110 "examples/hgemm-mma-guarded.ts"
-  tsk_bf16 edges[32];
+  float acc[32];
 #line 91 "examples/hgemm-mma-guarded.ts"
-  const int warp = (int)threadIdx.x / 32;
+  unsigned a[8];
 #line 92 "examples/hgemm-mma-guarded.ts"
-  const int warpRow = warp / 2;
+  unsigned b[8];
+#line 112 "examples/hgemm-mma-guarded.ts"
+  tsk_bf16 edges[32];
 #line 93 "examples/hgemm-mma-guarded.ts"
-  const int warpCol = warp % 2;
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/hgemm-mma-guarded.ts"
+  const int warpRow = warp / 2;
 #line 95 "examples/hgemm-mma-guarded.ts"
-  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 96 "examples/hgemm-mma-guarded.ts"
-  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int warpCol = warp % 2;
 #line 97 "examples/hgemm-mma-guarded.ts"
-  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
+  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 98 "examples/hgemm-mma-guarded.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 99 "examples/hgemm-mma-guarded.ts"
-  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 64u);
+  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
 #line 100 "examples/hgemm-mma-guarded.ts"
-  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 64u);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+#line 101 "examples/hgemm-mma-guarded.ts"
+  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 64u);
 #line 102 "examples/hgemm-mma-guarded.ts"
+  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 64u);
+#line 104 "examples/hgemm-mma-guarded.ts"
   const bool wholeA = K % 8 == 0;
-#line 103 "examples/hgemm-mma-guarded.ts"
+#line 105 "examples/hgemm-mma-guarded.ts"
   const bool wholeB = N % 8 == 0;
-#line 111 "examples/hgemm-mma-guarded.ts"
+#line 113 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
   for (int f = 0; f < 8; f++) {
-#line 112 "examples/hgemm-mma-guarded.ts"
+#line 114 "examples/hgemm-mma-guarded.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 114 "examples/hgemm-mma-guarded.ts"
+#line 116 "examples/hgemm-mma-guarded.ts"
   const int steps = (int)((unsigned int)K + 32u - 1u) / 32;
-#line 117 "examples/hgemm-mma-guarded.ts"
+#line 119 "examples/hgemm-mma-guarded.ts"
   for (int it = -2; it < steps; it++) {
-#line 118 "examples/hgemm-mma-guarded.ts"
+#line 120 "examples/hgemm-mma-guarded.ts"
     if (it >= 0) {
-#line 121 "examples/hgemm-mma-guarded.ts"
+#line 123 "examples/hgemm-mma-guarded.ts"
       tsk_cp_async_wait<1>();
-#line 122 "examples/hgemm-mma-guarded.ts"
+#line 124 "examples/hgemm-mma-guarded.ts"
       __syncthreads();
     }
-#line 124 "examples/hgemm-mma-guarded.ts"
-    const int fill = (int)((unsigned int)it + 3u - 1u);
-#line 125 "examples/hgemm-mma-guarded.ts"
-    const int k0 = (int)((unsigned int)fill * 32u);
 #line 126 "examples/hgemm-mma-guarded.ts"
+    const int fill = (int)((unsigned int)it + 3u - 1u);
+#line 127 "examples/hgemm-mma-guarded.ts"
+    const int k0 = (int)((unsigned int)fill * 32u);
+#line 128 "examples/hgemm-mma-guarded.ts"
     const int fillStage = fill % 3;
-#line 129 "examples/hgemm-mma-guarded.ts"
+#line 131 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 130 "examples/hgemm-mma-guarded.ts"
+#line 132 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i = 0; i < 2; i++) {
-#line 131 "examples/hgemm-mma-guarded.ts"
-        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
-#line 132 "examples/hgemm-mma-guarded.ts"
-        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
 #line 133 "examples/hgemm-mma-guarded.ts"
-        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
 #line 134 "examples/hgemm-mma-guarded.ts"
-        if (p < 256 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
 #line 135 "examples/hgemm-mma-guarded.ts"
+        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+#line 136 "examples/hgemm-mma-guarded.ts"
+        if (p < 256 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+#line 137 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&As[(int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p / 4) * 40u + (unsigned int)(p % 4) * 8u)], &A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)]);
         } else {
-#line 137 "examples/hgemm-mma-guarded.ts"
+#line 139 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e = 0; e < 8; e++) {
-#line 138 "examples/hgemm-mma-guarded.ts"
+#line 140 "examples/hgemm-mma-guarded.ts"
             edges[(int)((unsigned int)i * 8u + (unsigned int)e)] = p < 256 && row < M && (int)((unsigned int)col + (unsigned int)e) < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col + (unsigned int)e)] : tsk_bf16{0x0};
           }
         }
       }
-#line 142 "examples/hgemm-mma-guarded.ts"
+#line 144 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_1 = 0; i_1 < 2; i_1++) {
-#line 143 "examples/hgemm-mma-guarded.ts"
-        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
-#line 144 "examples/hgemm-mma-guarded.ts"
-        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 8));
 #line 145 "examples/hgemm-mma-guarded.ts"
-        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 8) * 8u);
+        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
 #line 146 "examples/hgemm-mma-guarded.ts"
-        if (p_1 < 256 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 8));
 #line 147 "examples/hgemm-mma-guarded.ts"
+        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 8) * 8u);
+#line 148 "examples/hgemm-mma-guarded.ts"
+        if (p_1 < 256 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+#line 149 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&Bs[(int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_1 / 8) * 72u + (unsigned int)(p_1 % 8) * 8u)], &B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)]);
         } else {
-#line 149 "examples/hgemm-mma-guarded.ts"
+#line 151 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e_1 = 0; e_1 < 8; e_1++) {
-#line 150 "examples/hgemm-mma-guarded.ts"
+#line 152 "examples/hgemm-mma-guarded.ts"
             edges[(int)((2u + (unsigned int)i_1) * 8u + (unsigned int)e_1)] = p_1 < 256 && row_1 < K && (int)((unsigned int)col_1 + (unsigned int)e_1) < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1 + (unsigned int)e_1)] : tsk_bf16{0x0};
           }
         }
       }
     }
-#line 156 "examples/hgemm-mma-guarded.ts"
-    tsk_cp_async_commit();
-#line 157 "examples/hgemm-mma-guarded.ts"
-    if (it >= 0) {
 #line 158 "examples/hgemm-mma-guarded.ts"
-      const int stage = it % 3;
+    tsk_cp_async_commit();
 #line 159 "examples/hgemm-mma-guarded.ts"
-      const int aTile = (int)((unsigned int)stage * 64u * 40u + (unsigned int)warpRow * 32u * 40u);
+    if (it >= 0) {
 #line 160 "examples/hgemm-mma-guarded.ts"
-      const int bTile = (int)((unsigned int)stage * 32u * 72u + (unsigned int)warpCol * 32u);
+      const int stage = it % 3;
 #line 161 "examples/hgemm-mma-guarded.ts"
+      const int aTile = (int)((unsigned int)stage * 64u * 40u + (unsigned int)warpRow * 32u * 40u);
+#line 162 "examples/hgemm-mma-guarded.ts"
+      const int bTile = (int)((unsigned int)stage * 32u * 72u + (unsigned int)warpCol * 32u);
+#line 163 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int kk = 0; kk < 32; kk += 16) {
-#line 162 "examples/hgemm-mma-guarded.ts"
+#line 164 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 2; i_2++) {
           {
-#line 163 "examples/hgemm-mma-guarded.ts"
+#line 165 "examples/hgemm-mma-guarded.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 40u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 40u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
             tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
           }
         }
-#line 165 "examples/hgemm-mma-guarded.ts"
+#line 167 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int j = 0; j < 4; j++) {
           {
-#line 166 "examples/hgemm-mma-guarded.ts"
+#line 168 "examples/hgemm-mma-guarded.ts"
             const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 72u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 72u + 0u);
             tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
           }
         }
-#line 168 "examples/hgemm-mma-guarded.ts"
+#line 170 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 2; i_3++) {
-#line 169 "examples/hgemm-mma-guarded.ts"
+#line 171 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 170 "examples/hgemm-mma-guarded.ts"
+#line 172 "examples/hgemm-mma-guarded.ts"
             tsk_mma_m16n8k16_bf16(acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
           }
         }
       }
     }
-#line 176 "examples/hgemm-mma-guarded.ts"
+#line 178 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 177 "examples/hgemm-mma-guarded.ts"
+#line 179 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 2; i_4++) {
-#line 178 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
-#line 179 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 180 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
 #line 181 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 183 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 184 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 185 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 186 "examples/hgemm-mma-guarded.ts"
+#line 188 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 2; i_5++) {
-#line 187 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
-#line 188 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 8));
 #line 189 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 8) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
 #line 190 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 256 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 8));
 #line 191 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_3 / 8) * 72u + (unsigned int)(p_3 % 8) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 8) * 8u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+        if (p_3 < 256 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 193 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_3 / 8) * 72u + (unsigned int)(p_3 % 8) * 8u);
+#line 194 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+#line 195 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 200 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 2; i_6++) {
-#line 201 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 202 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 2; i_6++) {
 #line 203 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 206 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 207 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 208 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 209 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_bf16(value) : tsk_f32_to_bf16(value + beta * tsk_bf16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -540,216 +760,216 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_bf16_BM_64_B
 // Kernel hgemmMmaGuarded specialized for BM = 32, BN = 32, BK = 16, WM = 16, WN = 16, THREADS = 128, STAGES = 2, GROUP = 8; block 128×1×1.
 #line 46 "examples/hgemm-mma-guarded.ts"
 extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_bf16_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_STAGES_2_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C) {
-#line 84 "examples/hgemm-mma-guarded.ts"
+#line 86 "examples/hgemm-mma-guarded.ts"
   __shared__ __align__(16) tsk_bf16 As[1536];
-#line 85 "examples/hgemm-mma-guarded.ts"
+#line 87 "examples/hgemm-mma-guarded.ts"
   __shared__ __align__(16) tsk_bf16 Bs[1280];
-#line 88 "examples/hgemm-mma-guarded.ts"
-  float acc[8];
-#line 89 "examples/hgemm-mma-guarded.ts"
-  unsigned a[4];
 #line 90 "examples/hgemm-mma-guarded.ts"
-  unsigned b[4];
-#line 110 "examples/hgemm-mma-guarded.ts"
-  tsk_bf16 edges[16];
+  float acc[8];
 #line 91 "examples/hgemm-mma-guarded.ts"
-  const int warp = (int)threadIdx.x / 32;
+  unsigned a[4];
 #line 92 "examples/hgemm-mma-guarded.ts"
-  const int warpRow = warp / 2;
+  unsigned b[4];
+#line 112 "examples/hgemm-mma-guarded.ts"
+  tsk_bf16 edges[16];
 #line 93 "examples/hgemm-mma-guarded.ts"
-  const int warpCol = warp % 2;
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/hgemm-mma-guarded.ts"
+  const int warpRow = warp / 2;
 #line 95 "examples/hgemm-mma-guarded.ts"
-  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 96 "examples/hgemm-mma-guarded.ts"
-  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int warpCol = warp % 2;
 #line 97 "examples/hgemm-mma-guarded.ts"
-  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
+  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 98 "examples/hgemm-mma-guarded.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 99 "examples/hgemm-mma-guarded.ts"
-  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 32u);
+  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
 #line 100 "examples/hgemm-mma-guarded.ts"
-  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 32u);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+#line 101 "examples/hgemm-mma-guarded.ts"
+  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 32u);
 #line 102 "examples/hgemm-mma-guarded.ts"
+  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 32u);
+#line 104 "examples/hgemm-mma-guarded.ts"
   const bool wholeA = K % 8 == 0;
-#line 103 "examples/hgemm-mma-guarded.ts"
+#line 105 "examples/hgemm-mma-guarded.ts"
   const bool wholeB = N % 8 == 0;
-#line 111 "examples/hgemm-mma-guarded.ts"
+#line 113 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
   for (int f = 0; f < 2; f++) {
-#line 112 "examples/hgemm-mma-guarded.ts"
+#line 114 "examples/hgemm-mma-guarded.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 114 "examples/hgemm-mma-guarded.ts"
+#line 116 "examples/hgemm-mma-guarded.ts"
   const int steps = (int)((unsigned int)K + 16u - 1u) / 16;
-#line 117 "examples/hgemm-mma-guarded.ts"
+#line 119 "examples/hgemm-mma-guarded.ts"
   for (int it = -1; it < steps; it++) {
-#line 118 "examples/hgemm-mma-guarded.ts"
+#line 120 "examples/hgemm-mma-guarded.ts"
     if (it >= 0) {
-#line 121 "examples/hgemm-mma-guarded.ts"
+#line 123 "examples/hgemm-mma-guarded.ts"
       tsk_cp_async_wait<0>();
-#line 122 "examples/hgemm-mma-guarded.ts"
+#line 124 "examples/hgemm-mma-guarded.ts"
       __syncthreads();
     }
-#line 124 "examples/hgemm-mma-guarded.ts"
-    const int fill = (int)((unsigned int)it + 2u - 1u);
-#line 125 "examples/hgemm-mma-guarded.ts"
-    const int k0 = (int)((unsigned int)fill * 16u);
 #line 126 "examples/hgemm-mma-guarded.ts"
+    const int fill = (int)((unsigned int)it + 2u - 1u);
+#line 127 "examples/hgemm-mma-guarded.ts"
+    const int k0 = (int)((unsigned int)fill * 16u);
+#line 128 "examples/hgemm-mma-guarded.ts"
     const int fillStage = fill % 2;
-#line 129 "examples/hgemm-mma-guarded.ts"
+#line 131 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 130 "examples/hgemm-mma-guarded.ts"
+#line 132 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i = 0; i < 1; i++) {
-#line 131 "examples/hgemm-mma-guarded.ts"
-        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
-#line 132 "examples/hgemm-mma-guarded.ts"
-        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 2));
 #line 133 "examples/hgemm-mma-guarded.ts"
-        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 2) * 8u);
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
 #line 134 "examples/hgemm-mma-guarded.ts"
-        if (p < 64 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 2));
 #line 135 "examples/hgemm-mma-guarded.ts"
+        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 2) * 8u);
+#line 136 "examples/hgemm-mma-guarded.ts"
+        if (p < 64 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+#line 137 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&As[(int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p / 2) * 24u + (unsigned int)(p % 2) * 8u)], &A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)]);
         } else {
-#line 137 "examples/hgemm-mma-guarded.ts"
+#line 139 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e = 0; e < 8; e++) {
-#line 138 "examples/hgemm-mma-guarded.ts"
+#line 140 "examples/hgemm-mma-guarded.ts"
             edges[(int)((unsigned int)i * 8u + (unsigned int)e)] = p < 64 && row < M && (int)((unsigned int)col + (unsigned int)e) < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col + (unsigned int)e)] : tsk_bf16{0x0};
           }
         }
       }
-#line 142 "examples/hgemm-mma-guarded.ts"
+#line 144 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_1 = 0; i_1 < 1; i_1++) {
-#line 143 "examples/hgemm-mma-guarded.ts"
-        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
-#line 144 "examples/hgemm-mma-guarded.ts"
-        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 4));
 #line 145 "examples/hgemm-mma-guarded.ts"
-        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 4) * 8u);
+        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
 #line 146 "examples/hgemm-mma-guarded.ts"
-        if (p_1 < 64 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 4));
 #line 147 "examples/hgemm-mma-guarded.ts"
+        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 4) * 8u);
+#line 148 "examples/hgemm-mma-guarded.ts"
+        if (p_1 < 64 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+#line 149 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&Bs[(int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_1 / 4) * 40u + (unsigned int)(p_1 % 4) * 8u)], &B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)]);
         } else {
-#line 149 "examples/hgemm-mma-guarded.ts"
+#line 151 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e_1 = 0; e_1 < 8; e_1++) {
-#line 150 "examples/hgemm-mma-guarded.ts"
+#line 152 "examples/hgemm-mma-guarded.ts"
             edges[(int)((1u + (unsigned int)i_1) * 8u + (unsigned int)e_1)] = p_1 < 64 && row_1 < K && (int)((unsigned int)col_1 + (unsigned int)e_1) < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1 + (unsigned int)e_1)] : tsk_bf16{0x0};
           }
         }
       }
     }
-#line 156 "examples/hgemm-mma-guarded.ts"
-    tsk_cp_async_commit();
-#line 157 "examples/hgemm-mma-guarded.ts"
-    if (it >= 0) {
 #line 158 "examples/hgemm-mma-guarded.ts"
-      const int stage = it % 2;
+    tsk_cp_async_commit();
 #line 159 "examples/hgemm-mma-guarded.ts"
-      const int aTile = (int)((unsigned int)stage * 32u * 24u + (unsigned int)warpRow * 16u * 24u);
+    if (it >= 0) {
 #line 160 "examples/hgemm-mma-guarded.ts"
-      const int bTile = (int)((unsigned int)stage * 16u * 40u + (unsigned int)warpCol * 16u);
+      const int stage = it % 2;
 #line 161 "examples/hgemm-mma-guarded.ts"
+      const int aTile = (int)((unsigned int)stage * 32u * 24u + (unsigned int)warpRow * 16u * 24u);
+#line 162 "examples/hgemm-mma-guarded.ts"
+      const int bTile = (int)((unsigned int)stage * 16u * 40u + (unsigned int)warpCol * 16u);
+#line 163 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int kk = 0; kk < 16; kk += 16) {
-#line 162 "examples/hgemm-mma-guarded.ts"
+#line 164 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 1; i_2++) {
           {
-#line 163 "examples/hgemm-mma-guarded.ts"
+#line 165 "examples/hgemm-mma-guarded.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 24u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 24u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
             tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
           }
         }
-#line 165 "examples/hgemm-mma-guarded.ts"
+#line 167 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int j = 0; j < 2; j++) {
           {
-#line 166 "examples/hgemm-mma-guarded.ts"
+#line 168 "examples/hgemm-mma-guarded.ts"
             const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 40u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 40u + 0u);
             tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
           }
         }
-#line 168 "examples/hgemm-mma-guarded.ts"
+#line 170 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 1; i_3++) {
-#line 169 "examples/hgemm-mma-guarded.ts"
+#line 171 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 2; j_1++) {
-#line 170 "examples/hgemm-mma-guarded.ts"
+#line 172 "examples/hgemm-mma-guarded.ts"
             tsk_mma_m16n8k16_bf16(acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
           }
         }
       }
     }
-#line 176 "examples/hgemm-mma-guarded.ts"
+#line 178 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 177 "examples/hgemm-mma-guarded.ts"
+#line 179 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 1; i_4++) {
-#line 178 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
-#line 179 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 2));
 #line 180 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 2) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
 #line 181 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 64 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 2));
 #line 182 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 2) * 8u);
 #line 183 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 64 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 184 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+#line 185 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 186 "examples/hgemm-mma-guarded.ts"
+#line 188 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 1; i_5++) {
-#line 187 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
-#line 188 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 4));
 #line 189 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 4) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
 #line 190 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 64 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 4));
 #line 191 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 4) * 8u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+        if (p_3 < 64 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 193 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+#line 194 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+#line 195 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 200 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 1; i_6++) {
-#line 201 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 2; j_2++) {
 #line 202 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 1; i_6++) {
 #line 203 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 2; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 206 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 207 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 208 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 209 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_bf16(value) : tsk_f32_to_bf16(value + beta * tsk_bf16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -762,216 +982,436 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_bf16_BM_32_B
 extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_f16_BM_128_BN_256_BK_32_WM_64_WN_64_THREADS_256_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C) {
   // 81408 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared[];
-#line 84 "examples/hgemm-mma-guarded.ts"
+#line 86 "examples/hgemm-mma-guarded.ts"
   tsk_f16 (&As)[15360] = *reinterpret_cast<tsk_f16 (*)[15360]>(tsk_dynamic_shared + 0);
-#line 85 "examples/hgemm-mma-guarded.ts"
+#line 87 "examples/hgemm-mma-guarded.ts"
   tsk_f16 (&Bs)[25344] = *reinterpret_cast<tsk_f16 (*)[25344]>(tsk_dynamic_shared + 30720);
-#line 88 "examples/hgemm-mma-guarded.ts"
-  float acc[128];
-#line 89 "examples/hgemm-mma-guarded.ts"
-  unsigned a[16];
 #line 90 "examples/hgemm-mma-guarded.ts"
-  unsigned b[16];
-#line 110 "examples/hgemm-mma-guarded.ts"
-  tsk_f16 edges[48];
+  float acc[128];
 #line 91 "examples/hgemm-mma-guarded.ts"
-  const int warp = (int)threadIdx.x / 32;
+  unsigned a[16];
 #line 92 "examples/hgemm-mma-guarded.ts"
-  const int warpRow = warp / 4;
+  unsigned b[16];
+#line 112 "examples/hgemm-mma-guarded.ts"
+  tsk_f16 edges[48];
 #line 93 "examples/hgemm-mma-guarded.ts"
-  const int warpCol = warp % 4;
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/hgemm-mma-guarded.ts"
+  const int warpRow = warp / 4;
 #line 95 "examples/hgemm-mma-guarded.ts"
-  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 96 "examples/hgemm-mma-guarded.ts"
-  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int warpCol = warp % 4;
 #line 97 "examples/hgemm-mma-guarded.ts"
-  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
+  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 98 "examples/hgemm-mma-guarded.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 99 "examples/hgemm-mma-guarded.ts"
-  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 128u);
+  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
 #line 100 "examples/hgemm-mma-guarded.ts"
-  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 256u);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+#line 101 "examples/hgemm-mma-guarded.ts"
+  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 128u);
 #line 102 "examples/hgemm-mma-guarded.ts"
+  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 256u);
+#line 104 "examples/hgemm-mma-guarded.ts"
   const bool wholeA = K % 8 == 0;
-#line 103 "examples/hgemm-mma-guarded.ts"
+#line 105 "examples/hgemm-mma-guarded.ts"
   const bool wholeB = N % 8 == 0;
-#line 111 "examples/hgemm-mma-guarded.ts"
+#line 113 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
   for (int f = 0; f < 32; f++) {
-#line 112 "examples/hgemm-mma-guarded.ts"
+#line 114 "examples/hgemm-mma-guarded.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 114 "examples/hgemm-mma-guarded.ts"
+#line 116 "examples/hgemm-mma-guarded.ts"
   const int steps = (int)((unsigned int)K + 32u - 1u) / 32;
-#line 117 "examples/hgemm-mma-guarded.ts"
+#line 119 "examples/hgemm-mma-guarded.ts"
   for (int it = -2; it < steps; it++) {
-#line 118 "examples/hgemm-mma-guarded.ts"
+#line 120 "examples/hgemm-mma-guarded.ts"
     if (it >= 0) {
-#line 121 "examples/hgemm-mma-guarded.ts"
+#line 123 "examples/hgemm-mma-guarded.ts"
       tsk_cp_async_wait<1>();
-#line 122 "examples/hgemm-mma-guarded.ts"
+#line 124 "examples/hgemm-mma-guarded.ts"
       __syncthreads();
     }
-#line 124 "examples/hgemm-mma-guarded.ts"
-    const int fill = (int)((unsigned int)it + 3u - 1u);
-#line 125 "examples/hgemm-mma-guarded.ts"
-    const int k0 = (int)((unsigned int)fill * 32u);
 #line 126 "examples/hgemm-mma-guarded.ts"
+    const int fill = (int)((unsigned int)it + 3u - 1u);
+#line 127 "examples/hgemm-mma-guarded.ts"
+    const int k0 = (int)((unsigned int)fill * 32u);
+#line 128 "examples/hgemm-mma-guarded.ts"
     const int fillStage = fill % 3;
-#line 129 "examples/hgemm-mma-guarded.ts"
+#line 131 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 130 "examples/hgemm-mma-guarded.ts"
+#line 132 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i = 0; i < 2; i++) {
-#line 131 "examples/hgemm-mma-guarded.ts"
-        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 256u);
-#line 132 "examples/hgemm-mma-guarded.ts"
-        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
 #line 133 "examples/hgemm-mma-guarded.ts"
-        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 256u);
 #line 134 "examples/hgemm-mma-guarded.ts"
-        if (p < 512 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
 #line 135 "examples/hgemm-mma-guarded.ts"
+        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+#line 136 "examples/hgemm-mma-guarded.ts"
+        if (p < 512 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+#line 137 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&As[(int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p / 4) * 40u + (unsigned int)(p % 4) * 8u)], &A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)]);
         } else {
-#line 137 "examples/hgemm-mma-guarded.ts"
+#line 139 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e = 0; e < 8; e++) {
-#line 138 "examples/hgemm-mma-guarded.ts"
+#line 140 "examples/hgemm-mma-guarded.ts"
             edges[(int)((unsigned int)i * 8u + (unsigned int)e)] = p < 512 && row < M && (int)((unsigned int)col + (unsigned int)e) < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col + (unsigned int)e)] : tsk_f16{0x0};
           }
         }
       }
-#line 142 "examples/hgemm-mma-guarded.ts"
+#line 144 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_1 = 0; i_1 < 4; i_1++) {
-#line 143 "examples/hgemm-mma-guarded.ts"
-        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 256u);
-#line 144 "examples/hgemm-mma-guarded.ts"
-        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 32));
 #line 145 "examples/hgemm-mma-guarded.ts"
-        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 32) * 8u);
+        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 256u);
 #line 146 "examples/hgemm-mma-guarded.ts"
-        if (p_1 < 1024 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 32));
 #line 147 "examples/hgemm-mma-guarded.ts"
+        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 32) * 8u);
+#line 148 "examples/hgemm-mma-guarded.ts"
+        if (p_1 < 1024 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+#line 149 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&Bs[(int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_1 / 32) * 264u + (unsigned int)(p_1 % 32) * 8u)], &B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)]);
         } else {
-#line 149 "examples/hgemm-mma-guarded.ts"
+#line 151 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e_1 = 0; e_1 < 8; e_1++) {
-#line 150 "examples/hgemm-mma-guarded.ts"
+#line 152 "examples/hgemm-mma-guarded.ts"
             edges[(int)((2u + (unsigned int)i_1) * 8u + (unsigned int)e_1)] = p_1 < 1024 && row_1 < K && (int)((unsigned int)col_1 + (unsigned int)e_1) < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1 + (unsigned int)e_1)] : tsk_f16{0x0};
           }
         }
       }
     }
-#line 156 "examples/hgemm-mma-guarded.ts"
-    tsk_cp_async_commit();
-#line 157 "examples/hgemm-mma-guarded.ts"
-    if (it >= 0) {
 #line 158 "examples/hgemm-mma-guarded.ts"
-      const int stage = it % 3;
+    tsk_cp_async_commit();
 #line 159 "examples/hgemm-mma-guarded.ts"
-      const int aTile = (int)((unsigned int)stage * 128u * 40u + (unsigned int)warpRow * 64u * 40u);
+    if (it >= 0) {
 #line 160 "examples/hgemm-mma-guarded.ts"
-      const int bTile = (int)((unsigned int)stage * 32u * 264u + (unsigned int)warpCol * 64u);
+      const int stage = it % 3;
 #line 161 "examples/hgemm-mma-guarded.ts"
+      const int aTile = (int)((unsigned int)stage * 128u * 40u + (unsigned int)warpRow * 64u * 40u);
+#line 162 "examples/hgemm-mma-guarded.ts"
+      const int bTile = (int)((unsigned int)stage * 32u * 264u + (unsigned int)warpCol * 64u);
+#line 163 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int kk = 0; kk < 32; kk += 16) {
-#line 162 "examples/hgemm-mma-guarded.ts"
+#line 164 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 4; i_2++) {
           {
-#line 163 "examples/hgemm-mma-guarded.ts"
+#line 165 "examples/hgemm-mma-guarded.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 40u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 40u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
             tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
           }
         }
-#line 165 "examples/hgemm-mma-guarded.ts"
+#line 167 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int j = 0; j < 8; j++) {
           {
-#line 166 "examples/hgemm-mma-guarded.ts"
+#line 168 "examples/hgemm-mma-guarded.ts"
             const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 264u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 264u + 0u);
             tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
           }
         }
-#line 168 "examples/hgemm-mma-guarded.ts"
+#line 170 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 4; i_3++) {
-#line 169 "examples/hgemm-mma-guarded.ts"
+#line 171 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 8; j_1++) {
-#line 170 "examples/hgemm-mma-guarded.ts"
+#line 172 "examples/hgemm-mma-guarded.ts"
             tsk_mma_m16n8k16_f16(acc[(int)((unsigned int)i_3 * 8u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 8u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 8u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 8u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
           }
         }
       }
     }
-#line 176 "examples/hgemm-mma-guarded.ts"
+#line 178 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 177 "examples/hgemm-mma-guarded.ts"
+#line 179 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 2; i_4++) {
-#line 178 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
-#line 179 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 180 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
 #line 181 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 512 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 183 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 512 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 184 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 185 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 186 "examples/hgemm-mma-guarded.ts"
+#line 188 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 4; i_5++) {
-#line 187 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
-#line 188 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 32));
 #line 189 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 32) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
 #line 190 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 1024 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 32));
 #line 191 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_3 / 32) * 264u + (unsigned int)(p_3 % 32) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 32) * 8u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+        if (p_3 < 1024 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 193 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_3 / 32) * 264u + (unsigned int)(p_3 % 32) * 8u);
+#line 194 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+#line 195 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 200 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 4; i_6++) {
-#line 201 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 202 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 4; i_6++) {
 #line 203 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 206 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 8u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 207 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 208 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 8u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 209 "examples/hgemm-mma-guarded.ts"
+          C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_f16(value) : tsk_f32_to_f16(value + beta * tsk_f16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
+        }
+      }
+    }
+  }
+}
+
+// Kernel hgemmMmaGuarded specialized for BM = 64, BN = 128, BK = 32, WM = 32, WN = 32, THREADS = 256, STAGES = 3, GROUP = 8; block 256×1×1.
+#line 46 "examples/hgemm-mma-guarded.ts"
+extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C) {
+#line 86 "examples/hgemm-mma-guarded.ts"
+  __shared__ __align__(16) tsk_f16 As[7680];
+#line 87 "examples/hgemm-mma-guarded.ts"
+  __shared__ __align__(16) tsk_f16 Bs[13056];
+#line 90 "examples/hgemm-mma-guarded.ts"
+  float acc[32];
+#line 91 "examples/hgemm-mma-guarded.ts"
+  unsigned a[8];
+#line 92 "examples/hgemm-mma-guarded.ts"
+  unsigned b[8];
+#line 112 "examples/hgemm-mma-guarded.ts"
+  tsk_f16 edges[24];
+#line 93 "examples/hgemm-mma-guarded.ts"
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/hgemm-mma-guarded.ts"
+  const int warpRow = warp / 4;
+#line 95 "examples/hgemm-mma-guarded.ts"
+  const int warpCol = warp % 4;
+#line 97 "examples/hgemm-mma-guarded.ts"
+  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
+#line 98 "examples/hgemm-mma-guarded.ts"
+  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
+#line 99 "examples/hgemm-mma-guarded.ts"
+  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
+#line 100 "examples/hgemm-mma-guarded.ts"
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+#line 101 "examples/hgemm-mma-guarded.ts"
+  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 64u);
+#line 102 "examples/hgemm-mma-guarded.ts"
+  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 128u);
+#line 104 "examples/hgemm-mma-guarded.ts"
+  const bool wholeA = K % 8 == 0;
+#line 105 "examples/hgemm-mma-guarded.ts"
+  const bool wholeB = N % 8 == 0;
+#line 113 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+  for (int f = 0; f < 8; f++) {
+#line 114 "examples/hgemm-mma-guarded.ts"
+    acc[(int)((unsigned int)f * 4u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
+    acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
+  }
+#line 116 "examples/hgemm-mma-guarded.ts"
+  const int steps = (int)((unsigned int)K + 32u - 1u) / 32;
+#line 119 "examples/hgemm-mma-guarded.ts"
+  for (int it = -2; it < steps; it++) {
+#line 120 "examples/hgemm-mma-guarded.ts"
+    if (it >= 0) {
+#line 123 "examples/hgemm-mma-guarded.ts"
+      tsk_cp_async_wait<1>();
+#line 124 "examples/hgemm-mma-guarded.ts"
+      __syncthreads();
+    }
+#line 126 "examples/hgemm-mma-guarded.ts"
+    const int fill = (int)((unsigned int)it + 3u - 1u);
+#line 127 "examples/hgemm-mma-guarded.ts"
+    const int k0 = (int)((unsigned int)fill * 32u);
+#line 128 "examples/hgemm-mma-guarded.ts"
+    const int fillStage = fill % 3;
+#line 131 "examples/hgemm-mma-guarded.ts"
+    if (fill < steps) {
+#line 132 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int i = 0; i < 1; i++) {
+#line 133 "examples/hgemm-mma-guarded.ts"
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 256u);
+#line 134 "examples/hgemm-mma-guarded.ts"
+        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
+#line 135 "examples/hgemm-mma-guarded.ts"
+        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+#line 136 "examples/hgemm-mma-guarded.ts"
+        if (p < 256 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+#line 137 "examples/hgemm-mma-guarded.ts"
+          tsk_cp_async_16(&As[(int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p / 4) * 40u + (unsigned int)(p % 4) * 8u)], &A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)]);
+        } else {
+#line 139 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+          for (int e = 0; e < 8; e++) {
+#line 140 "examples/hgemm-mma-guarded.ts"
+            edges[(int)((unsigned int)i * 8u + (unsigned int)e)] = p < 256 && row < M && (int)((unsigned int)col + (unsigned int)e) < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col + (unsigned int)e)] : tsk_f16{0x0};
+          }
+        }
+      }
+#line 144 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int i_1 = 0; i_1 < 2; i_1++) {
+#line 145 "examples/hgemm-mma-guarded.ts"
+        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 256u);
+#line 146 "examples/hgemm-mma-guarded.ts"
+        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 16));
+#line 147 "examples/hgemm-mma-guarded.ts"
+        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 16) * 8u);
+#line 148 "examples/hgemm-mma-guarded.ts"
+        if (p_1 < 512 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+#line 149 "examples/hgemm-mma-guarded.ts"
+          tsk_cp_async_16(&Bs[(int)((unsigned int)fillStage * 32u * 136u + (unsigned int)(p_1 / 16) * 136u + (unsigned int)(p_1 % 16) * 8u)], &B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)]);
+        } else {
+#line 151 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+          for (int e_1 = 0; e_1 < 8; e_1++) {
+#line 152 "examples/hgemm-mma-guarded.ts"
+            edges[(int)((1u + (unsigned int)i_1) * 8u + (unsigned int)e_1)] = p_1 < 512 && row_1 < K && (int)((unsigned int)col_1 + (unsigned int)e_1) < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1 + (unsigned int)e_1)] : tsk_f16{0x0};
+          }
+        }
+      }
+    }
+#line 158 "examples/hgemm-mma-guarded.ts"
+    tsk_cp_async_commit();
+#line 159 "examples/hgemm-mma-guarded.ts"
+    if (it >= 0) {
+#line 160 "examples/hgemm-mma-guarded.ts"
+      const int stage = it % 3;
+#line 161 "examples/hgemm-mma-guarded.ts"
+      const int aTile = (int)((unsigned int)stage * 64u * 40u + (unsigned int)warpRow * 32u * 40u);
+#line 162 "examples/hgemm-mma-guarded.ts"
+      const int bTile = (int)((unsigned int)stage * 32u * 136u + (unsigned int)warpCol * 32u);
+#line 163 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int kk = 0; kk < 32; kk += 16) {
+#line 164 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+        for (int i_2 = 0; i_2 < 2; i_2++) {
+          {
+#line 165 "examples/hgemm-mma-guarded.ts"
+            const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
+            const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 40u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 40u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
+            tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
+          }
+        }
+#line 167 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+          {
+#line 168 "examples/hgemm-mma-guarded.ts"
+            const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
+            const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 136u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 136u + 0u);
+            tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
+          }
+        }
+#line 170 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+        for (int i_3 = 0; i_3 < 2; i_3++) {
+#line 171 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+          for (int j_1 = 0; j_1 < 4; j_1++) {
+#line 172 "examples/hgemm-mma-guarded.ts"
+            tsk_mma_m16n8k16_f16(acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
+          }
+        }
+      }
+    }
+#line 178 "examples/hgemm-mma-guarded.ts"
+    if (fill < steps) {
+#line 179 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int i_4 = 0; i_4 < 1; i_4++) {
+#line 180 "examples/hgemm-mma-guarded.ts"
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
+#line 181 "examples/hgemm-mma-guarded.ts"
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
+#line 182 "examples/hgemm-mma-guarded.ts"
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+#line 183 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 184 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 185 "examples/hgemm-mma-guarded.ts"
+          *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
+        }
+      }
+#line 188 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int i_5 = 0; i_5 < 2; i_5++) {
+#line 189 "examples/hgemm-mma-guarded.ts"
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
+#line 190 "examples/hgemm-mma-guarded.ts"
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 16));
+#line 191 "examples/hgemm-mma-guarded.ts"
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 16) * 8u);
+#line 192 "examples/hgemm-mma-guarded.ts"
+        if (p_3 < 512 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+#line 193 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 136u + (unsigned int)(p_3 / 16) * 136u + (unsigned int)(p_3 % 16) * 8u);
+#line 194 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+#line 195 "examples/hgemm-mma-guarded.ts"
+          *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
+        }
+      }
+    }
+  }
+#line 202 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+  for (int i_6 = 0; i_6 < 2; i_6++) {
+#line 203 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+    for (int j_2 = 0; j_2 < 4; j_2++) {
+#line 204 "examples/hgemm-mma-guarded.ts"
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
+#line 205 "examples/hgemm-mma-guarded.ts"
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#line 206 "examples/hgemm-mma-guarded.ts"
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#line 207 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 208 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 209 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_f16(value) : tsk_f32_to_f16(value + beta * tsk_f16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -982,216 +1422,216 @@ extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_f16_BM_128_B
 // Kernel hgemmMmaGuarded specialized for BM = 64, BN = 64, BK = 32, WM = 32, WN = 32, THREADS = 128, STAGES = 3, GROUP = 8; block 128×1×1.
 #line 46 "examples/hgemm-mma-guarded.ts"
 extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_f16_BM_64_BN_64_BK_32_WM_32_WN_32_THREADS_128_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C) {
-#line 84 "examples/hgemm-mma-guarded.ts"
+#line 86 "examples/hgemm-mma-guarded.ts"
   __shared__ __align__(16) tsk_f16 As[7680];
-#line 85 "examples/hgemm-mma-guarded.ts"
+#line 87 "examples/hgemm-mma-guarded.ts"
   __shared__ __align__(16) tsk_f16 Bs[6912];
-#line 88 "examples/hgemm-mma-guarded.ts"
-  float acc[32];
-#line 89 "examples/hgemm-mma-guarded.ts"
-  unsigned a[8];
 #line 90 "examples/hgemm-mma-guarded.ts"
-  unsigned b[8];
-#line 110 "examples/hgemm-mma-guarded.ts"
-  tsk_f16 edges[32];
+  float acc[32];
 #line 91 "examples/hgemm-mma-guarded.ts"
-  const int warp = (int)threadIdx.x / 32;
+  unsigned a[8];
 #line 92 "examples/hgemm-mma-guarded.ts"
-  const int warpRow = warp / 2;
+  unsigned b[8];
+#line 112 "examples/hgemm-mma-guarded.ts"
+  tsk_f16 edges[32];
 #line 93 "examples/hgemm-mma-guarded.ts"
-  const int warpCol = warp % 2;
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/hgemm-mma-guarded.ts"
+  const int warpRow = warp / 2;
 #line 95 "examples/hgemm-mma-guarded.ts"
-  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 96 "examples/hgemm-mma-guarded.ts"
-  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int warpCol = warp % 2;
 #line 97 "examples/hgemm-mma-guarded.ts"
-  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
+  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 98 "examples/hgemm-mma-guarded.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 99 "examples/hgemm-mma-guarded.ts"
-  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 64u);
+  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
 #line 100 "examples/hgemm-mma-guarded.ts"
-  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 64u);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+#line 101 "examples/hgemm-mma-guarded.ts"
+  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 64u);
 #line 102 "examples/hgemm-mma-guarded.ts"
+  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 64u);
+#line 104 "examples/hgemm-mma-guarded.ts"
   const bool wholeA = K % 8 == 0;
-#line 103 "examples/hgemm-mma-guarded.ts"
+#line 105 "examples/hgemm-mma-guarded.ts"
   const bool wholeB = N % 8 == 0;
-#line 111 "examples/hgemm-mma-guarded.ts"
+#line 113 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
   for (int f = 0; f < 8; f++) {
-#line 112 "examples/hgemm-mma-guarded.ts"
+#line 114 "examples/hgemm-mma-guarded.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 114 "examples/hgemm-mma-guarded.ts"
+#line 116 "examples/hgemm-mma-guarded.ts"
   const int steps = (int)((unsigned int)K + 32u - 1u) / 32;
-#line 117 "examples/hgemm-mma-guarded.ts"
+#line 119 "examples/hgemm-mma-guarded.ts"
   for (int it = -2; it < steps; it++) {
-#line 118 "examples/hgemm-mma-guarded.ts"
+#line 120 "examples/hgemm-mma-guarded.ts"
     if (it >= 0) {
-#line 121 "examples/hgemm-mma-guarded.ts"
+#line 123 "examples/hgemm-mma-guarded.ts"
       tsk_cp_async_wait<1>();
-#line 122 "examples/hgemm-mma-guarded.ts"
+#line 124 "examples/hgemm-mma-guarded.ts"
       __syncthreads();
     }
-#line 124 "examples/hgemm-mma-guarded.ts"
-    const int fill = (int)((unsigned int)it + 3u - 1u);
-#line 125 "examples/hgemm-mma-guarded.ts"
-    const int k0 = (int)((unsigned int)fill * 32u);
 #line 126 "examples/hgemm-mma-guarded.ts"
+    const int fill = (int)((unsigned int)it + 3u - 1u);
+#line 127 "examples/hgemm-mma-guarded.ts"
+    const int k0 = (int)((unsigned int)fill * 32u);
+#line 128 "examples/hgemm-mma-guarded.ts"
     const int fillStage = fill % 3;
-#line 129 "examples/hgemm-mma-guarded.ts"
+#line 131 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 130 "examples/hgemm-mma-guarded.ts"
+#line 132 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i = 0; i < 2; i++) {
-#line 131 "examples/hgemm-mma-guarded.ts"
-        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
-#line 132 "examples/hgemm-mma-guarded.ts"
-        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
 #line 133 "examples/hgemm-mma-guarded.ts"
-        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
 #line 134 "examples/hgemm-mma-guarded.ts"
-        if (p < 256 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 4));
 #line 135 "examples/hgemm-mma-guarded.ts"
+        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 4) * 8u);
+#line 136 "examples/hgemm-mma-guarded.ts"
+        if (p < 256 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+#line 137 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&As[(int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p / 4) * 40u + (unsigned int)(p % 4) * 8u)], &A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)]);
         } else {
-#line 137 "examples/hgemm-mma-guarded.ts"
+#line 139 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e = 0; e < 8; e++) {
-#line 138 "examples/hgemm-mma-guarded.ts"
+#line 140 "examples/hgemm-mma-guarded.ts"
             edges[(int)((unsigned int)i * 8u + (unsigned int)e)] = p < 256 && row < M && (int)((unsigned int)col + (unsigned int)e) < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col + (unsigned int)e)] : tsk_f16{0x0};
           }
         }
       }
-#line 142 "examples/hgemm-mma-guarded.ts"
+#line 144 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_1 = 0; i_1 < 2; i_1++) {
-#line 143 "examples/hgemm-mma-guarded.ts"
-        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
-#line 144 "examples/hgemm-mma-guarded.ts"
-        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 8));
 #line 145 "examples/hgemm-mma-guarded.ts"
-        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 8) * 8u);
+        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
 #line 146 "examples/hgemm-mma-guarded.ts"
-        if (p_1 < 256 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 8));
 #line 147 "examples/hgemm-mma-guarded.ts"
+        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 8) * 8u);
+#line 148 "examples/hgemm-mma-guarded.ts"
+        if (p_1 < 256 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+#line 149 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&Bs[(int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_1 / 8) * 72u + (unsigned int)(p_1 % 8) * 8u)], &B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)]);
         } else {
-#line 149 "examples/hgemm-mma-guarded.ts"
+#line 151 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e_1 = 0; e_1 < 8; e_1++) {
-#line 150 "examples/hgemm-mma-guarded.ts"
+#line 152 "examples/hgemm-mma-guarded.ts"
             edges[(int)((2u + (unsigned int)i_1) * 8u + (unsigned int)e_1)] = p_1 < 256 && row_1 < K && (int)((unsigned int)col_1 + (unsigned int)e_1) < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1 + (unsigned int)e_1)] : tsk_f16{0x0};
           }
         }
       }
     }
-#line 156 "examples/hgemm-mma-guarded.ts"
-    tsk_cp_async_commit();
-#line 157 "examples/hgemm-mma-guarded.ts"
-    if (it >= 0) {
 #line 158 "examples/hgemm-mma-guarded.ts"
-      const int stage = it % 3;
+    tsk_cp_async_commit();
 #line 159 "examples/hgemm-mma-guarded.ts"
-      const int aTile = (int)((unsigned int)stage * 64u * 40u + (unsigned int)warpRow * 32u * 40u);
+    if (it >= 0) {
 #line 160 "examples/hgemm-mma-guarded.ts"
-      const int bTile = (int)((unsigned int)stage * 32u * 72u + (unsigned int)warpCol * 32u);
+      const int stage = it % 3;
 #line 161 "examples/hgemm-mma-guarded.ts"
+      const int aTile = (int)((unsigned int)stage * 64u * 40u + (unsigned int)warpRow * 32u * 40u);
+#line 162 "examples/hgemm-mma-guarded.ts"
+      const int bTile = (int)((unsigned int)stage * 32u * 72u + (unsigned int)warpCol * 32u);
+#line 163 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int kk = 0; kk < 32; kk += 16) {
-#line 162 "examples/hgemm-mma-guarded.ts"
+#line 164 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 2; i_2++) {
           {
-#line 163 "examples/hgemm-mma-guarded.ts"
+#line 165 "examples/hgemm-mma-guarded.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 40u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 40u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
             tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
           }
         }
-#line 165 "examples/hgemm-mma-guarded.ts"
+#line 167 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int j = 0; j < 4; j++) {
           {
-#line 166 "examples/hgemm-mma-guarded.ts"
+#line 168 "examples/hgemm-mma-guarded.ts"
             const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 72u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 72u + 0u);
             tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
           }
         }
-#line 168 "examples/hgemm-mma-guarded.ts"
+#line 170 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 2; i_3++) {
-#line 169 "examples/hgemm-mma-guarded.ts"
+#line 171 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 170 "examples/hgemm-mma-guarded.ts"
+#line 172 "examples/hgemm-mma-guarded.ts"
             tsk_mma_m16n8k16_f16(acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 4u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
           }
         }
       }
     }
-#line 176 "examples/hgemm-mma-guarded.ts"
+#line 178 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 177 "examples/hgemm-mma-guarded.ts"
+#line 179 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 2; i_4++) {
-#line 178 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
-#line 179 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 180 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
 #line 181 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 183 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 184 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 185 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 186 "examples/hgemm-mma-guarded.ts"
+#line 188 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 2; i_5++) {
-#line 187 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
-#line 188 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 8));
 #line 189 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 8) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
 #line 190 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 256 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 8));
 #line 191 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_3 / 8) * 72u + (unsigned int)(p_3 % 8) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 8) * 8u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+        if (p_3 < 256 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 193 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_3 / 8) * 72u + (unsigned int)(p_3 % 8) * 8u);
+#line 194 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+#line 195 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 200 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 2; i_6++) {
-#line 201 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 202 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 2; i_6++) {
 #line 203 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 206 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 207 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 208 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 209 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_f16(value) : tsk_f32_to_f16(value + beta * tsk_f16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -1202,216 +1642,216 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_f16_BM_64_BN
 // Kernel hgemmMmaGuarded specialized for BM = 32, BN = 32, BK = 16, WM = 16, WN = 16, THREADS = 128, STAGES = 2, GROUP = 8; block 128×1×1.
 #line 46 "examples/hgemm-mma-guarded.ts"
 extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_f16_BM_32_BN_32_BK_16_WM_16_WN_16_THREADS_128_STAGES_2_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C) {
-#line 84 "examples/hgemm-mma-guarded.ts"
+#line 86 "examples/hgemm-mma-guarded.ts"
   __shared__ __align__(16) tsk_f16 As[1536];
-#line 85 "examples/hgemm-mma-guarded.ts"
+#line 87 "examples/hgemm-mma-guarded.ts"
   __shared__ __align__(16) tsk_f16 Bs[1280];
-#line 88 "examples/hgemm-mma-guarded.ts"
-  float acc[8];
-#line 89 "examples/hgemm-mma-guarded.ts"
-  unsigned a[4];
 #line 90 "examples/hgemm-mma-guarded.ts"
-  unsigned b[4];
-#line 110 "examples/hgemm-mma-guarded.ts"
-  tsk_f16 edges[16];
+  float acc[8];
 #line 91 "examples/hgemm-mma-guarded.ts"
-  const int warp = (int)threadIdx.x / 32;
+  unsigned a[4];
 #line 92 "examples/hgemm-mma-guarded.ts"
-  const int warpRow = warp / 2;
+  unsigned b[4];
+#line 112 "examples/hgemm-mma-guarded.ts"
+  tsk_f16 edges[16];
 #line 93 "examples/hgemm-mma-guarded.ts"
-  const int warpCol = warp % 2;
+  const int warp = (int)threadIdx.x / 32;
+#line 94 "examples/hgemm-mma-guarded.ts"
+  const int warpRow = warp / 2;
 #line 95 "examples/hgemm-mma-guarded.ts"
-  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 96 "examples/hgemm-mma-guarded.ts"
-  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
+  const int warpCol = warp % 2;
 #line 97 "examples/hgemm-mma-guarded.ts"
-  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
+  const int id = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 98 "examples/hgemm-mma-guarded.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupTiles = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 99 "examples/hgemm-mma-guarded.ts"
-  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 32u);
+  const int firstRow = (int)((unsigned int)(id / groupTiles) * 8u);
 #line 100 "examples/hgemm-mma-guarded.ts"
-  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 32u);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+#line 101 "examples/hgemm-mma-guarded.ts"
+  const int aRows = (int)(((unsigned int)firstRow + (unsigned int)(id % groupTiles % groupRows)) * 32u);
 #line 102 "examples/hgemm-mma-guarded.ts"
+  const int bCols = (int)((unsigned int)(id % groupTiles / groupRows) * 32u);
+#line 104 "examples/hgemm-mma-guarded.ts"
   const bool wholeA = K % 8 == 0;
-#line 103 "examples/hgemm-mma-guarded.ts"
+#line 105 "examples/hgemm-mma-guarded.ts"
   const bool wholeB = N % 8 == 0;
-#line 111 "examples/hgemm-mma-guarded.ts"
+#line 113 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
   for (int f = 0; f < 2; f++) {
-#line 112 "examples/hgemm-mma-guarded.ts"
+#line 114 "examples/hgemm-mma-guarded.ts"
     acc[(int)((unsigned int)f * 4u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 1u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 2u)] = 0.0f;
     acc[(int)((unsigned int)f * 4u + 3u)] = 0.0f;
   }
-#line 114 "examples/hgemm-mma-guarded.ts"
+#line 116 "examples/hgemm-mma-guarded.ts"
   const int steps = (int)((unsigned int)K + 16u - 1u) / 16;
-#line 117 "examples/hgemm-mma-guarded.ts"
+#line 119 "examples/hgemm-mma-guarded.ts"
   for (int it = -1; it < steps; it++) {
-#line 118 "examples/hgemm-mma-guarded.ts"
+#line 120 "examples/hgemm-mma-guarded.ts"
     if (it >= 0) {
-#line 121 "examples/hgemm-mma-guarded.ts"
+#line 123 "examples/hgemm-mma-guarded.ts"
       tsk_cp_async_wait<0>();
-#line 122 "examples/hgemm-mma-guarded.ts"
+#line 124 "examples/hgemm-mma-guarded.ts"
       __syncthreads();
     }
-#line 124 "examples/hgemm-mma-guarded.ts"
-    const int fill = (int)((unsigned int)it + 2u - 1u);
-#line 125 "examples/hgemm-mma-guarded.ts"
-    const int k0 = (int)((unsigned int)fill * 16u);
 #line 126 "examples/hgemm-mma-guarded.ts"
+    const int fill = (int)((unsigned int)it + 2u - 1u);
+#line 127 "examples/hgemm-mma-guarded.ts"
+    const int k0 = (int)((unsigned int)fill * 16u);
+#line 128 "examples/hgemm-mma-guarded.ts"
     const int fillStage = fill % 2;
-#line 129 "examples/hgemm-mma-guarded.ts"
+#line 131 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 130 "examples/hgemm-mma-guarded.ts"
+#line 132 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i = 0; i < 1; i++) {
-#line 131 "examples/hgemm-mma-guarded.ts"
-        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
-#line 132 "examples/hgemm-mma-guarded.ts"
-        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 2));
 #line 133 "examples/hgemm-mma-guarded.ts"
-        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 2) * 8u);
+        const int p = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i * 128u);
 #line 134 "examples/hgemm-mma-guarded.ts"
-        if (p < 64 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+        const int row = (int)((unsigned int)aRows + (unsigned int)(p / 2));
 #line 135 "examples/hgemm-mma-guarded.ts"
+        const int col = (int)((unsigned int)k0 + (unsigned int)(p % 2) * 8u);
+#line 136 "examples/hgemm-mma-guarded.ts"
+        if (p < 64 && wholeA && row < M && (int)((unsigned int)col + 8u) <= K) {
+#line 137 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&As[(int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p / 2) * 24u + (unsigned int)(p % 2) * 8u)], &A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col)]);
         } else {
-#line 137 "examples/hgemm-mma-guarded.ts"
+#line 139 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e = 0; e < 8; e++) {
-#line 138 "examples/hgemm-mma-guarded.ts"
+#line 140 "examples/hgemm-mma-guarded.ts"
             edges[(int)((unsigned int)i * 8u + (unsigned int)e)] = p < 64 && row < M && (int)((unsigned int)col + (unsigned int)e) < K ? A[(int)((unsigned int)row * (unsigned int)K + (unsigned int)col + (unsigned int)e)] : tsk_f16{0x0};
           }
         }
       }
-#line 142 "examples/hgemm-mma-guarded.ts"
+#line 144 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_1 = 0; i_1 < 1; i_1++) {
-#line 143 "examples/hgemm-mma-guarded.ts"
-        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
-#line 144 "examples/hgemm-mma-guarded.ts"
-        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 4));
 #line 145 "examples/hgemm-mma-guarded.ts"
-        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 4) * 8u);
+        const int p_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_1 * 128u);
 #line 146 "examples/hgemm-mma-guarded.ts"
-        if (p_1 < 64 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+        const int row_1 = (int)((unsigned int)k0 + (unsigned int)(p_1 / 4));
 #line 147 "examples/hgemm-mma-guarded.ts"
+        const int col_1 = (int)((unsigned int)bCols + (unsigned int)(p_1 % 4) * 8u);
+#line 148 "examples/hgemm-mma-guarded.ts"
+        if (p_1 < 64 && wholeB && row_1 < K && (int)((unsigned int)col_1 + 8u) <= N) {
+#line 149 "examples/hgemm-mma-guarded.ts"
           tsk_cp_async_16(&Bs[(int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_1 / 4) * 40u + (unsigned int)(p_1 % 4) * 8u)], &B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1)]);
         } else {
-#line 149 "examples/hgemm-mma-guarded.ts"
+#line 151 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int e_1 = 0; e_1 < 8; e_1++) {
-#line 150 "examples/hgemm-mma-guarded.ts"
+#line 152 "examples/hgemm-mma-guarded.ts"
             edges[(int)((1u + (unsigned int)i_1) * 8u + (unsigned int)e_1)] = p_1 < 64 && row_1 < K && (int)((unsigned int)col_1 + (unsigned int)e_1) < N ? B[(int)((unsigned int)row_1 * (unsigned int)N + (unsigned int)col_1 + (unsigned int)e_1)] : tsk_f16{0x0};
           }
         }
       }
     }
-#line 156 "examples/hgemm-mma-guarded.ts"
-    tsk_cp_async_commit();
-#line 157 "examples/hgemm-mma-guarded.ts"
-    if (it >= 0) {
 #line 158 "examples/hgemm-mma-guarded.ts"
-      const int stage = it % 2;
+    tsk_cp_async_commit();
 #line 159 "examples/hgemm-mma-guarded.ts"
-      const int aTile = (int)((unsigned int)stage * 32u * 24u + (unsigned int)warpRow * 16u * 24u);
+    if (it >= 0) {
 #line 160 "examples/hgemm-mma-guarded.ts"
-      const int bTile = (int)((unsigned int)stage * 16u * 40u + (unsigned int)warpCol * 16u);
+      const int stage = it % 2;
 #line 161 "examples/hgemm-mma-guarded.ts"
+      const int aTile = (int)((unsigned int)stage * 32u * 24u + (unsigned int)warpRow * 16u * 24u);
+#line 162 "examples/hgemm-mma-guarded.ts"
+      const int bTile = (int)((unsigned int)stage * 16u * 40u + (unsigned int)warpCol * 16u);
+#line 163 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int kk = 0; kk < 16; kk += 16) {
-#line 162 "examples/hgemm-mma-guarded.ts"
+#line 164 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_2 = 0; i_2 < 1; i_2++) {
           {
-#line 163 "examples/hgemm-mma-guarded.ts"
+#line 165 "examples/hgemm-mma-guarded.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow = (int)((unsigned int)aTile + (unsigned int)i_2 * 16u * 24u + (unsigned int)kk + (0u + (unsigned int)((lane >> 3) & 1) * 8u + (unsigned int)(lane & 7)) * 24u + (0u + (unsigned int)((lane >> 4) & 1) * 8u));
             tsk_ldmatrix_x4(a[i_2 * 4], a[i_2 * 4 + 1], a[i_2 * 4 + 2], a[i_2 * 4 + 3], &As[laneRow]);
           }
         }
-#line 165 "examples/hgemm-mma-guarded.ts"
+#line 167 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int j = 0; j < 2; j++) {
           {
-#line 166 "examples/hgemm-mma-guarded.ts"
+#line 168 "examples/hgemm-mma-guarded.ts"
             const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31;
             const int laneRow_1 = (int)((unsigned int)bTile + (unsigned int)kk * 40u + (unsigned int)j * 8u + (0u + (unsigned int)((lane_1 >> 3) & 1) * 8u + (unsigned int)(lane_1 & 7)) * 40u + 0u);
             tsk_ldmatrix_x2_trans(b[j * 2], b[j * 2 + 1], &Bs[laneRow_1]);
           }
         }
-#line 168 "examples/hgemm-mma-guarded.ts"
+#line 170 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
         for (int i_3 = 0; i_3 < 1; i_3++) {
-#line 169 "examples/hgemm-mma-guarded.ts"
+#line 171 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
           for (int j_1 = 0; j_1 < 2; j_1++) {
-#line 170 "examples/hgemm-mma-guarded.ts"
+#line 172 "examples/hgemm-mma-guarded.ts"
             tsk_mma_m16n8k16_f16(acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 1], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 2], acc[(int)((unsigned int)i_3 * 2u + (unsigned int)j_1) * 4 + 3], a[i_3 * 4], a[i_3 * 4 + 1], a[i_3 * 4 + 2], a[i_3 * 4 + 3], b[j_1 * 2], b[j_1 * 2 + 1]);
           }
         }
       }
     }
-#line 176 "examples/hgemm-mma-guarded.ts"
+#line 178 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 177 "examples/hgemm-mma-guarded.ts"
+#line 179 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 1; i_4++) {
-#line 178 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
-#line 179 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 2));
 #line 180 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 2) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
 #line 181 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 64 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 2));
 #line 182 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 2) * 8u);
 #line 183 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 64 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 184 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+#line 185 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 186 "examples/hgemm-mma-guarded.ts"
+#line 188 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 1; i_5++) {
-#line 187 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
-#line 188 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 4));
 #line 189 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 4) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
 #line 190 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 64 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 4));
 #line 191 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 4) * 8u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+        if (p_3 < 64 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 193 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+#line 194 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+#line 195 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 200 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 1; i_6++) {
-#line 201 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 2; j_2++) {
 #line 202 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 1; i_6++) {
 #line 203 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 2; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 206 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 207 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 208 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 209 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_f16(value) : tsk_f32_to_f16(value + beta * tsk_f16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }

@@ -23,6 +23,14 @@ static inline cudaError_t launch_hgemmMmaGuarded_T_bf16_BM_128_BN_256_BK_32_WM_6
   return cudaGetLastError();
 }
 
+extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C);
+
+// Launches hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __nv_bfloat16* A, const __nv_bfloat16* B, float beta, __nv_bfloat16* C) {
+  hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, reinterpret_cast<const tsk_bf16*>(A), reinterpret_cast<const tsk_bf16*>(B), beta, reinterpret_cast<tsk_bf16*>(C));
+  return cudaGetLastError();
+}
+
 extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_bf16_BM_64_BN_64_BK_32_WM_32_WN_32_THREADS_128_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_bf16* __restrict__ A, const tsk_bf16* __restrict__ B, float beta, tsk_bf16* C);
 
 // Launches hgemmMmaGuarded_T_bf16_BM_64_BN_64_BK_32_WM_32_WN_32_THREADS_128_STAGES_3_GROUP_8 with its fixed block 128×1×1; returns the launch error, if any.
@@ -47,6 +55,14 @@ static inline cudaError_t launch_hgemmMmaGuarded_T_f16_BM_128_BN_256_BK_32_WM_64
   static cudaError_t raised = cudaFuncSetAttribute(hgemmMmaGuarded_T_f16_BM_128_BN_256_BK_32_WM_64_WN_64_THREADS_256_STAGES_3_GROUP_8, cudaFuncAttributeMaxDynamicSharedMemorySize, 81408);
   if (raised != cudaSuccess) return raised;
   hgemmMmaGuarded_T_f16_BM_128_BN_256_BK_32_WM_64_WN_64_THREADS_256_STAGES_3_GROUP_8<<<grid, dim3(256, 1, 1), 81408, stream>>>(M, N, K, alpha, reinterpret_cast<const tsk_f16*>(A), reinterpret_cast<const tsk_f16*>(B), beta, reinterpret_cast<tsk_f16*>(C));
+  return cudaGetLastError();
+}
+
+extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8(int M, int N, int K, float alpha, const tsk_f16* __restrict__ A, const tsk_f16* __restrict__ B, float beta, tsk_f16* C);
+
+// Launches hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8 with its fixed block 256×1×1; returns the launch error, if any.
+static inline cudaError_t launch_hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8(dim3 grid, cudaStream_t stream, int M, int N, int K, float alpha, const __half* A, const __half* B, float beta, __half* C) {
+  hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8<<<grid, dim3(256, 1, 1), 0, stream>>>(M, N, K, alpha, reinterpret_cast<const tsk_f16*>(A), reinterpret_cast<const tsk_f16*>(B), beta, reinterpret_cast<tsk_f16*>(C));
   return cudaGetLastError();
 }
 

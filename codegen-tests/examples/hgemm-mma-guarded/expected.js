@@ -408,6 +408,315 @@ export function hgemmMmaGuarded_T_bf16_BM_128_BN_256_BK_32_WM_64_WN_64_THREADS_2
   }
 }
 
+// Kernel hgemmMmaGuarded specialized for BM = 64, BN = 128, BK = 32, WM = 32, WN = 32, THREADS = 256, STAGES = 3, GROUP = 8: runs one block.
+let hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays;
+export function hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays === undefined || hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays.threads !== threads) {
+    hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays = { threads, As: new Uint16Array(7680), Bs: new Uint16Array(13056), acc: new Float32Array(threads * 32), a: new Float32Array(threads * 16), b: new Float32Array(threads * 16), edges: new Uint16Array(threads * 24), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), aTile_slots: new Int32Array(threads), bTile_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, edges, warpRow_slots, warpCol_slots, aTile_slots, bTile_slots } = hgemmMmaGuarded_T_bf16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0); edges.fill(0);
+  const id = (imul(by, gx) + bx) | 0;
+  const groupTiles = imul(8, gx);
+  const firstRow = imul(((id / groupTiles) | 0), 8);
+  const groupRows = Math.min(((gy - firstRow) | 0), 8);
+  const aRows = imul(((firstRow + ((((id % groupTiles) | 0) % groupRows) | 0)) | 0), 64);
+  const bCols = imul(((((id % groupTiles) | 0) / groupRows) | 0), 128);
+  const wholeA = ((K % 8) | 0) === 0;
+  const wholeB = ((N % 8) | 0) === 0;
+  const steps = (((((K + 32) | 0) - 1) | 0) / 32) | 0;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let warpRow = warpRow_slots[t];
+    let warpCol = warpCol_slots[t];
+    const warp = (tx / 32) | 0;
+    warpRow = (warp / 4) | 0;
+    warpCol = (warp % 4) | 0;
+    for (let f = 0; f < 8; f = (f + 1) | 0) {
+      acc[t * 32 + imul(f, 4)] = 0;
+      acc[t * 32 + ((imul(f, 4) + 1) | 0)] = 0;
+      acc[t * 32 + ((imul(f, 4) + 2) | 0)] = 0;
+      acc[t * 32 + ((imul(f, 4) + 3) | 0)] = 0;
+    }
+    warpRow_slots[t] = warpRow;
+    warpCol_slots[t] = warpCol;
+  }
+  let it = -2;
+  loop0: for (;;) {
+    if (!(it < steps)) break;
+    body0: {
+      if (it >= 0) {
+        threads1: for (let t = 0; t < threads; t++) {
+        }
+      }
+      const fill = (((it + 3) | 0) - 1) | 0;
+      const k0 = imul(fill, 32);
+      const fillStage = (fill % 3) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        if (fill < steps) {
+          for (let i = 0; i < 1; i = (i + 1) | 0) {
+            const p = (tx + imul(i, 256)) | 0;
+            const row = (aRows + ((p / 4) | 0)) | 0;
+            const col = (k0 + imul(((p % 4) | 0), 8)) | 0;
+            if ((((p < 256) && wholeA) && (row < M)) && (((col + 8) | 0) <= K)) {
+              {
+                const copied0 = bf16Decode(A[((imul(row, K) + col) | 0)]);
+                const copied1 = bf16Decode(A[((((imul(row, K) + col) | 0) + 1) | 0)]);
+                const copied2 = bf16Decode(A[((((imul(row, K) + col) | 0) + 2) | 0)]);
+                const copied3 = bf16Decode(A[((((imul(row, K) + col) | 0) + 3) | 0)]);
+                const copied4 = bf16Decode(A[((((imul(row, K) + col) | 0) + 4) | 0)]);
+                const copied5 = bf16Decode(A[((((imul(row, K) + col) | 0) + 5) | 0)]);
+                const copied6 = bf16Decode(A[((((imul(row, K) + col) | 0) + 6) | 0)]);
+                const copied7 = bf16Decode(A[((((imul(row, K) + col) | 0) + 7) | 0)]);
+                As[((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0)] = bf16Encode(copied0);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 1) | 0)] = bf16Encode(copied1);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 2) | 0)] = bf16Encode(copied2);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 3) | 0)] = bf16Encode(copied3);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 4) | 0)] = bf16Encode(copied4);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 5) | 0)] = bf16Encode(copied5);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 6) | 0)] = bf16Encode(copied6);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 7) | 0)] = bf16Encode(copied7);
+              }
+            } else {
+              for (let e = 0; e < 8; e = (e + 1) | 0) {
+                edges[t * 24 + ((imul(i, 8) + e) | 0)] = bf16Encode((((p < 256) && (row < M)) && (((col + e) | 0) < K)) ? bf16Decode(A[((((imul(row, K) + col) | 0) + e) | 0)]) : 0);
+              }
+            }
+          }
+          for (let i_1 = 0; i_1 < 2; i_1 = (i_1 + 1) | 0) {
+            const p_1 = (tx + imul(i_1, 256)) | 0;
+            const row_1 = (k0 + ((p_1 / 16) | 0)) | 0;
+            const col_1 = (bCols + imul(((p_1 % 16) | 0), 8)) | 0;
+            if ((((p_1 < 512) && wholeB) && (row_1 < K)) && (((col_1 + 8) | 0) <= N)) {
+              {
+                const copied0_1 = bf16Decode(B[((imul(row_1, N) + col_1) | 0)]);
+                const copied1_1 = bf16Decode(B[((((imul(row_1, N) + col_1) | 0) + 1) | 0)]);
+                const copied2_1 = bf16Decode(B[((((imul(row_1, N) + col_1) | 0) + 2) | 0)]);
+                const copied3_1 = bf16Decode(B[((((imul(row_1, N) + col_1) | 0) + 3) | 0)]);
+                const copied4_1 = bf16Decode(B[((((imul(row_1, N) + col_1) | 0) + 4) | 0)]);
+                const copied5_1 = bf16Decode(B[((((imul(row_1, N) + col_1) | 0) + 5) | 0)]);
+                const copied6_1 = bf16Decode(B[((((imul(row_1, N) + col_1) | 0) + 6) | 0)]);
+                const copied7_1 = bf16Decode(B[((((imul(row_1, N) + col_1) | 0) + 7) | 0)]);
+                Bs[((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0)] = bf16Encode(copied0_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 1) | 0)] = bf16Encode(copied1_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 2) | 0)] = bf16Encode(copied2_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 3) | 0)] = bf16Encode(copied3_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 4) | 0)] = bf16Encode(copied4_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 5) | 0)] = bf16Encode(copied5_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 6) | 0)] = bf16Encode(copied6_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 7) | 0)] = bf16Encode(copied7_1);
+              }
+            } else {
+              for (let e_1 = 0; e_1 < 8; e_1 = (e_1 + 1) | 0) {
+                edges[t * 24 + ((imul(((1 + i_1) | 0), 8) + e_1) | 0)] = bf16Encode((((p_1 < 512) && (row_1 < K)) && (((col_1 + e_1) | 0) < N)) ? bf16Decode(B[((((imul(row_1, N) + col_1) | 0) + e_1) | 0)]) : 0);
+              }
+            }
+          }
+        }
+      }
+      if (it >= 0) {
+        const stage = (it % 3) | 0;
+        threads3: for (let t = 0; t < threads; t++) {
+          let aTile = aTile_slots[t];
+          let warpRow = warpRow_slots[t];
+          let bTile = bTile_slots[t];
+          let warpCol = warpCol_slots[t];
+          aTile = (imul(imul(stage, 64), 40) + imul(imul(warpRow, 32), 40)) | 0;
+          bTile = (imul(imul(stage, 32), 136) + imul(warpCol, 32)) | 0;
+          aTile_slots[t] = aTile;
+          bTile_slots[t] = bTile;
+        }
+        let kk = 0;
+        loop1: for (;;) {
+          if (!(kk < 32)) break;
+          body1: {
+            threads4: for (let t = 0; t < threads; t++) {
+              const tx = t;
+              const ty = (t / nx) | 0;
+              const tz = (t / (nx * ny)) | 0;
+              let aTile = aTile_slots[t];
+              let bTile = bTile_slots[t];
+              {
+                const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneRow = (((((((aTile + 0) | 0) + kk) | 0) + imul(((((0 + imul(((lane >> 3) & 1), 8)) | 0) + (lane & 7)) | 0), 40)) | 0) + ((0 + imul(((lane >> 4) & 1), 8)) | 0)) | 0;
+                const ldmatrixRow = bf16Decode(As[laneRow]);
+              }
+              {
+                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup = lane_1 >> 2;
+                const lanePlace = lane_1 & 3;
+                const element = (((((((aTile + 0) | 0) + kk) | 0) + imul(laneGroup, 40)) | 0) + imul(lanePlace, 2)) | 0;
+                a[t * 16 + 0] = fround(bf16Decode(As[element]));
+                a[t * 16 + 1] = fround(bf16Decode(As[((element + 1) | 0)]));
+                a[t * 16 + 2] = fround(bf16Decode(As[((element + 320) | 0)]));
+                a[t * 16 + 3] = fround(bf16Decode(As[((((element + 320) | 0) + 1) | 0)]));
+                a[t * 16 + 4] = fround(bf16Decode(As[((element + 8) | 0)]));
+                a[t * 16 + 5] = fround(bf16Decode(As[((element + 9) | 0)]));
+                a[t * 16 + 6] = fround(bf16Decode(As[((((element + 320) | 0) + 8) | 0)]));
+                a[t * 16 + 7] = fround(bf16Decode(As[((((element + 320) | 0) + 9) | 0)]));
+              }
+              {
+                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneRow_1 = (((((((aTile + 640) | 0) + kk) | 0) + imul(((((0 + imul(((lane_2 >> 3) & 1), 8)) | 0) + (lane_2 & 7)) | 0), 40)) | 0) + ((0 + imul(((lane_2 >> 4) & 1), 8)) | 0)) | 0;
+                const ldmatrixRow_1 = bf16Decode(As[laneRow_1]);
+              }
+              {
+                const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup_1 = lane_3 >> 2;
+                const lanePlace_1 = lane_3 & 3;
+                const element_1 = (((((((aTile + 640) | 0) + kk) | 0) + imul(laneGroup_1, 40)) | 0) + imul(lanePlace_1, 2)) | 0;
+                a[t * 16 + 8] = fround(bf16Decode(As[element_1]));
+                a[t * 16 + 9] = fround(bf16Decode(As[((element_1 + 1) | 0)]));
+                a[t * 16 + 10] = fround(bf16Decode(As[((element_1 + 320) | 0)]));
+                a[t * 16 + 11] = fround(bf16Decode(As[((((element_1 + 320) | 0) + 1) | 0)]));
+                a[t * 16 + 12] = fround(bf16Decode(As[((element_1 + 8) | 0)]));
+                a[t * 16 + 13] = fround(bf16Decode(As[((element_1 + 9) | 0)]));
+                a[t * 16 + 14] = fround(bf16Decode(As[((((element_1 + 320) | 0) + 8) | 0)]));
+                a[t * 16 + 15] = fround(bf16Decode(As[((((element_1 + 320) | 0) + 9) | 0)]));
+              }
+              for (let j = 0; j < 4; j = (j + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneRow_2 = (((((((bTile + imul(kk, 136)) | 0) + imul(j, 8)) | 0) + imul(((((0 + imul(((lane_4 >> 3) & 1), 8)) | 0) + (lane_4 & 7)) | 0), 136)) | 0) + 0) | 0;
+                  const ldmatrixRow_2 = bf16Decode(Bs[laneRow_2]);
+                }
+                {
+                  const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_5 >> 2;
+                  const lanePlace_2 = lane_5 & 3;
+                  const element_2 = (((((((bTile + imul(kk, 136)) | 0) + imul(j, 8)) | 0) + imul(imul(lanePlace_2, 2), 136)) | 0) + laneGroup_2) | 0;
+                  b[t * 16 + imul(j, 4)] = fround(bf16Decode(Bs[element_2]));
+                  b[t * 16 + ((imul(j, 4) + 1) | 0)] = fround(bf16Decode(Bs[((element_2 + 136) | 0)]));
+                  b[t * 16 + ((imul(j, 4) + 2) | 0)] = fround(bf16Decode(Bs[((element_2 + 1088) | 0)]));
+                  b[t * 16 + ((imul(j, 4) + 3) | 0)] = fround(bf16Decode(Bs[((element_2 + 1224) | 0)]));
+                }
+              }
+            }
+            let i_2 = 0;
+            loop2: for (;;) {
+              if (!(i_2 < 2)) break;
+              body2: {
+                let j_1 = 0;
+                loop3: for (;;) {
+                  if (!(j_1 < 4)) break;
+                  body3: {
+                    mmaM16n8k16(acc, 32, (imul(i_2, 4) + j_1) | 0, a, 16, i_2, b, 16, j_1, threads);
+                  }
+                  j_1 = (j_1 + 1) | 0;
+                }
+              }
+              i_2 = (i_2 + 1) | 0;
+            }
+          }
+          kk = (kk + 16) | 0;
+        }
+      }
+      threads5: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        if (fill < steps) {
+          {
+            const p_2 = (tx + 0) | 0;
+            const row_2 = (aRows + ((p_2 / 4) | 0)) | 0;
+            const col_2 = (k0 + imul(((p_2 % 4) | 0), 8)) | 0;
+            if ((p_2 < 256) && (!((wholeA && (row_2 < M)) && (((col_2 + 8) | 0) <= K)))) {
+              const at = (((imul(imul(fillStage, 64), 40) + imul(((p_2 / 4) | 0), 40)) | 0) + imul(((p_2 % 4) | 0), 8)) | 0;
+              const lane_6 = bf16Decode(edges[t * 24 + 0]);
+              const lane_7 = bf16Decode(edges[t * 24 + 1]);
+              const lane_8 = bf16Decode(edges[t * 24 + 2]);
+              const lane_9 = bf16Decode(edges[t * 24 + 3]);
+              const lane_10 = bf16Decode(edges[t * 24 + 4]);
+              const lane_11 = bf16Decode(edges[t * 24 + 5]);
+              const lane_12 = bf16Decode(edges[t * 24 + 6]);
+              const lane_13 = bf16Decode(edges[t * 24 + 7]);
+              As[at] = bf16Encode(lane_6);
+              As[((at + 1) | 0)] = bf16Encode(lane_7);
+              As[((at + 2) | 0)] = bf16Encode(lane_8);
+              As[((at + 3) | 0)] = bf16Encode(lane_9);
+              As[((at + 4) | 0)] = bf16Encode(lane_10);
+              As[((at + 5) | 0)] = bf16Encode(lane_11);
+              As[((at + 6) | 0)] = bf16Encode(lane_12);
+              As[((at + 7) | 0)] = bf16Encode(lane_13);
+            }
+          }
+          {
+            const p_3 = (tx + 0) | 0;
+            const row_3 = (k0 + ((p_3 / 16) | 0)) | 0;
+            const col_3 = (bCols + imul(((p_3 % 16) | 0), 8)) | 0;
+            if ((p_3 < 512) && (!((wholeB && (row_3 < K)) && (((col_3 + 8) | 0) <= N)))) {
+              const at_1 = (((imul(imul(fillStage, 32), 136) + imul(((p_3 / 16) | 0), 136)) | 0) + imul(((p_3 % 16) | 0), 8)) | 0;
+              const lane_14 = bf16Decode(edges[t * 24 + 8]);
+              const lane_15 = bf16Decode(edges[t * 24 + 9]);
+              const lane_16 = bf16Decode(edges[t * 24 + 10]);
+              const lane_17 = bf16Decode(edges[t * 24 + 11]);
+              const lane_18 = bf16Decode(edges[t * 24 + 12]);
+              const lane_19 = bf16Decode(edges[t * 24 + 13]);
+              const lane_20 = bf16Decode(edges[t * 24 + 14]);
+              const lane_21 = bf16Decode(edges[t * 24 + 15]);
+              Bs[at_1] = bf16Encode(lane_14);
+              Bs[((at_1 + 1) | 0)] = bf16Encode(lane_15);
+              Bs[((at_1 + 2) | 0)] = bf16Encode(lane_16);
+              Bs[((at_1 + 3) | 0)] = bf16Encode(lane_17);
+              Bs[((at_1 + 4) | 0)] = bf16Encode(lane_18);
+              Bs[((at_1 + 5) | 0)] = bf16Encode(lane_19);
+              Bs[((at_1 + 6) | 0)] = bf16Encode(lane_20);
+              Bs[((at_1 + 7) | 0)] = bf16Encode(lane_21);
+            }
+          }
+          {
+            const p_3 = (tx + 256) | 0;
+            const row_3 = (k0 + ((p_3 / 16) | 0)) | 0;
+            const col_3 = (bCols + imul(((p_3 % 16) | 0), 8)) | 0;
+            if ((p_3 < 512) && (!((wholeB && (row_3 < K)) && (((col_3 + 8) | 0) <= N)))) {
+              const at_1 = (((imul(imul(fillStage, 32), 136) + imul(((p_3 / 16) | 0), 136)) | 0) + imul(((p_3 % 16) | 0), 8)) | 0;
+              const lane_22 = bf16Decode(edges[t * 24 + 16]);
+              const lane_23 = bf16Decode(edges[t * 24 + 17]);
+              const lane_24 = bf16Decode(edges[t * 24 + 18]);
+              const lane_25 = bf16Decode(edges[t * 24 + 19]);
+              const lane_26 = bf16Decode(edges[t * 24 + 20]);
+              const lane_27 = bf16Decode(edges[t * 24 + 21]);
+              const lane_28 = bf16Decode(edges[t * 24 + 22]);
+              const lane_29 = bf16Decode(edges[t * 24 + 23]);
+              Bs[at_1] = bf16Encode(lane_22);
+              Bs[((at_1 + 1) | 0)] = bf16Encode(lane_23);
+              Bs[((at_1 + 2) | 0)] = bf16Encode(lane_24);
+              Bs[((at_1 + 3) | 0)] = bf16Encode(lane_25);
+              Bs[((at_1 + 4) | 0)] = bf16Encode(lane_26);
+              Bs[((at_1 + 5) | 0)] = bf16Encode(lane_27);
+              Bs[((at_1 + 6) | 0)] = bf16Encode(lane_28);
+              Bs[((at_1 + 7) | 0)] = bf16Encode(lane_29);
+            }
+          }
+        }
+      }
+    }
+    it = (it + 1) | 0;
+  }
+  threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    const tz = (t / (nx * ny)) | 0;
+    let warpRow = warpRow_slots[t];
+    let warpCol = warpCol_slots[t];
+    for (let i_3 = 0; i_3 < 2; i_3 = (i_3 + 1) | 0) {
+      for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+        for (let e_2 = 0; e_2 < 4; e_2 = (e_2 + 1) | 0) {
+          const row_4 = (((((aRows + imul(warpRow, 32)) | 0) + imul(i_3, 16)) | 0) + ((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) & 3), 0)) | 0) + imul(((e_2 >> 1) & 1), 8)) | 0)) | 0;
+          const col_4 = (((((bCols + imul(warpCol, 32)) | 0) + imul(j_2, 8)) | 0) + ((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) & 3), 2)) | 0) + imul(((e_2 >> 0) & 1), 1)) | 0)) | 0;
+          if ((row_4 < M) && (col_4 < N)) {
+            const value = fround(alpha * acc[t * 32 + ((imul(((imul(i_3, 4) + j_2) | 0), 4) + e_2) | 0)]);
+            C[((imul(row_4, N) + col_4) | 0)] = bf16Encode((beta === 0) ? bf16Round(value) : bf16Round(fround(value + fround(beta * fround(bf16Decode(C[((imul(row_4, N) + col_4) | 0)]))))));
+          }
+        }
+      }
+    }
+  }
+}
+
 // Kernel hgemmMmaGuarded specialized for BM = 64, BN = 64, BK = 32, WM = 32, WN = 32, THREADS = 128, STAGES = 3, GROUP = 8: runs one block.
 let hgemmMmaGuarded_T_bf16_BM_64_BN_64_BK_32_WM_32_WN_32_THREADS_128_STAGES_3_GROUP_8_arrays;
 export function hgemmMmaGuarded_T_bf16_BM_64_BN_64_BK_32_WM_32_WN_32_THREADS_128_STAGES_3_GROUP_8(args, blockIdx, blockDim, gridDim) {
@@ -1307,6 +1616,315 @@ export function hgemmMmaGuarded_T_f16_BM_128_BN_256_BK_32_WM_64_WN_64_THREADS_25
           const col_4 = (((((bCols + imul(warpCol, 64)) | 0) + imul(j_2, 8)) | 0) + ((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) & 3), 2)) | 0) + imul(((e_3 >> 0) & 1), 1)) | 0)) | 0;
           if ((row_4 < M) && (col_4 < N)) {
             const value = fround(alpha * acc[t * 128 + ((imul(((imul(i_5, 8) + j_2) | 0), 4) + e_3) | 0)]);
+            C[((imul(row_4, N) + col_4) | 0)] = f16Encode((beta === 0) ? f16Round(value) : f16Round(fround(value + fround(beta * fround(f16Decode(C[((imul(row_4, N) + col_4) | 0)]))))));
+          }
+        }
+      }
+    }
+  }
+}
+
+// Kernel hgemmMmaGuarded specialized for BM = 64, BN = 128, BK = 32, WM = 32, WN = 32, THREADS = 256, STAGES = 3, GROUP = 8: runs one block.
+let hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays;
+export function hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8(args, blockIdx, blockDim, gridDim) {
+  const [M, N, K, alpha, A, B, beta, C] = args;
+  const bx = blockIdx[0], by = blockIdx[1], bz = blockIdx[2];
+  const nx = 256, ny = 1, nz = 1, threads = 256;
+  const gx = gridDim[0], gy = gridDim[1], gz = gridDim[2];
+  if (hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays === undefined || hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays.threads !== threads) {
+    hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays = { threads, As: new Uint16Array(7680), Bs: new Uint16Array(13056), acc: new Float32Array(threads * 32), a: new Float32Array(threads * 16), b: new Float32Array(threads * 16), edges: new Uint16Array(threads * 24), warpRow_slots: new Int32Array(threads), warpCol_slots: new Int32Array(threads), aTile_slots: new Int32Array(threads), bTile_slots: new Int32Array(threads) };
+  }
+  const { As, Bs, acc, a, b, edges, warpRow_slots, warpCol_slots, aTile_slots, bTile_slots } = hgemmMmaGuarded_T_f16_BM_64_BN_128_BK_32_WM_32_WN_32_THREADS_256_STAGES_3_GROUP_8_arrays;
+  As.fill(0); Bs.fill(0); acc.fill(0); a.fill(0); b.fill(0); edges.fill(0);
+  const id = (imul(by, gx) + bx) | 0;
+  const groupTiles = imul(8, gx);
+  const firstRow = imul(((id / groupTiles) | 0), 8);
+  const groupRows = Math.min(((gy - firstRow) | 0), 8);
+  const aRows = imul(((firstRow + ((((id % groupTiles) | 0) % groupRows) | 0)) | 0), 64);
+  const bCols = imul(((((id % groupTiles) | 0) / groupRows) | 0), 128);
+  const wholeA = ((K % 8) | 0) === 0;
+  const wholeB = ((N % 8) | 0) === 0;
+  const steps = (((((K + 32) | 0) - 1) | 0) / 32) | 0;
+  threads0: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    let warpRow = warpRow_slots[t];
+    let warpCol = warpCol_slots[t];
+    const warp = (tx / 32) | 0;
+    warpRow = (warp / 4) | 0;
+    warpCol = (warp % 4) | 0;
+    for (let f = 0; f < 8; f = (f + 1) | 0) {
+      acc[t * 32 + imul(f, 4)] = 0;
+      acc[t * 32 + ((imul(f, 4) + 1) | 0)] = 0;
+      acc[t * 32 + ((imul(f, 4) + 2) | 0)] = 0;
+      acc[t * 32 + ((imul(f, 4) + 3) | 0)] = 0;
+    }
+    warpRow_slots[t] = warpRow;
+    warpCol_slots[t] = warpCol;
+  }
+  let it = -2;
+  loop0: for (;;) {
+    if (!(it < steps)) break;
+    body0: {
+      if (it >= 0) {
+        threads1: for (let t = 0; t < threads; t++) {
+        }
+      }
+      const fill = (((it + 3) | 0) - 1) | 0;
+      const k0 = imul(fill, 32);
+      const fillStage = (fill % 3) | 0;
+      threads2: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        if (fill < steps) {
+          for (let i = 0; i < 1; i = (i + 1) | 0) {
+            const p = (tx + imul(i, 256)) | 0;
+            const row = (aRows + ((p / 4) | 0)) | 0;
+            const col = (k0 + imul(((p % 4) | 0), 8)) | 0;
+            if ((((p < 256) && wholeA) && (row < M)) && (((col + 8) | 0) <= K)) {
+              {
+                const copied0 = f16Decode(A[((imul(row, K) + col) | 0)]);
+                const copied1 = f16Decode(A[((((imul(row, K) + col) | 0) + 1) | 0)]);
+                const copied2 = f16Decode(A[((((imul(row, K) + col) | 0) + 2) | 0)]);
+                const copied3 = f16Decode(A[((((imul(row, K) + col) | 0) + 3) | 0)]);
+                const copied4 = f16Decode(A[((((imul(row, K) + col) | 0) + 4) | 0)]);
+                const copied5 = f16Decode(A[((((imul(row, K) + col) | 0) + 5) | 0)]);
+                const copied6 = f16Decode(A[((((imul(row, K) + col) | 0) + 6) | 0)]);
+                const copied7 = f16Decode(A[((((imul(row, K) + col) | 0) + 7) | 0)]);
+                As[((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0)] = f16Encode(copied0);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 1) | 0)] = f16Encode(copied1);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 2) | 0)] = f16Encode(copied2);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 3) | 0)] = f16Encode(copied3);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 4) | 0)] = f16Encode(copied4);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 5) | 0)] = f16Encode(copied5);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 6) | 0)] = f16Encode(copied6);
+                As[((((((imul(imul(fillStage, 64), 40) + imul(((p / 4) | 0), 40)) | 0) + imul(((p % 4) | 0), 8)) | 0) + 7) | 0)] = f16Encode(copied7);
+              }
+            } else {
+              for (let e = 0; e < 8; e = (e + 1) | 0) {
+                edges[t * 24 + ((imul(i, 8) + e) | 0)] = f16Encode((((p < 256) && (row < M)) && (((col + e) | 0) < K)) ? f16Decode(A[((((imul(row, K) + col) | 0) + e) | 0)]) : 0);
+              }
+            }
+          }
+          for (let i_1 = 0; i_1 < 2; i_1 = (i_1 + 1) | 0) {
+            const p_1 = (tx + imul(i_1, 256)) | 0;
+            const row_1 = (k0 + ((p_1 / 16) | 0)) | 0;
+            const col_1 = (bCols + imul(((p_1 % 16) | 0), 8)) | 0;
+            if ((((p_1 < 512) && wholeB) && (row_1 < K)) && (((col_1 + 8) | 0) <= N)) {
+              {
+                const copied0_1 = f16Decode(B[((imul(row_1, N) + col_1) | 0)]);
+                const copied1_1 = f16Decode(B[((((imul(row_1, N) + col_1) | 0) + 1) | 0)]);
+                const copied2_1 = f16Decode(B[((((imul(row_1, N) + col_1) | 0) + 2) | 0)]);
+                const copied3_1 = f16Decode(B[((((imul(row_1, N) + col_1) | 0) + 3) | 0)]);
+                const copied4_1 = f16Decode(B[((((imul(row_1, N) + col_1) | 0) + 4) | 0)]);
+                const copied5_1 = f16Decode(B[((((imul(row_1, N) + col_1) | 0) + 5) | 0)]);
+                const copied6_1 = f16Decode(B[((((imul(row_1, N) + col_1) | 0) + 6) | 0)]);
+                const copied7_1 = f16Decode(B[((((imul(row_1, N) + col_1) | 0) + 7) | 0)]);
+                Bs[((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0)] = f16Encode(copied0_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 1) | 0)] = f16Encode(copied1_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 2) | 0)] = f16Encode(copied2_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 3) | 0)] = f16Encode(copied3_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 4) | 0)] = f16Encode(copied4_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 5) | 0)] = f16Encode(copied5_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 6) | 0)] = f16Encode(copied6_1);
+                Bs[((((((imul(imul(fillStage, 32), 136) + imul(((p_1 / 16) | 0), 136)) | 0) + imul(((p_1 % 16) | 0), 8)) | 0) + 7) | 0)] = f16Encode(copied7_1);
+              }
+            } else {
+              for (let e_1 = 0; e_1 < 8; e_1 = (e_1 + 1) | 0) {
+                edges[t * 24 + ((imul(((1 + i_1) | 0), 8) + e_1) | 0)] = f16Encode((((p_1 < 512) && (row_1 < K)) && (((col_1 + e_1) | 0) < N)) ? f16Decode(B[((((imul(row_1, N) + col_1) | 0) + e_1) | 0)]) : 0);
+              }
+            }
+          }
+        }
+      }
+      if (it >= 0) {
+        const stage = (it % 3) | 0;
+        threads3: for (let t = 0; t < threads; t++) {
+          let aTile = aTile_slots[t];
+          let warpRow = warpRow_slots[t];
+          let bTile = bTile_slots[t];
+          let warpCol = warpCol_slots[t];
+          aTile = (imul(imul(stage, 64), 40) + imul(imul(warpRow, 32), 40)) | 0;
+          bTile = (imul(imul(stage, 32), 136) + imul(warpCol, 32)) | 0;
+          aTile_slots[t] = aTile;
+          bTile_slots[t] = bTile;
+        }
+        let kk = 0;
+        loop1: for (;;) {
+          if (!(kk < 32)) break;
+          body1: {
+            threads4: for (let t = 0; t < threads; t++) {
+              const tx = t;
+              const ty = (t / nx) | 0;
+              const tz = (t / (nx * ny)) | 0;
+              let aTile = aTile_slots[t];
+              let bTile = bTile_slots[t];
+              {
+                const lane = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneRow = (((((((aTile + 0) | 0) + kk) | 0) + imul(((((0 + imul(((lane >> 3) & 1), 8)) | 0) + (lane & 7)) | 0), 40)) | 0) + ((0 + imul(((lane >> 4) & 1), 8)) | 0)) | 0;
+                const ldmatrixRow = f16Decode(As[laneRow]);
+              }
+              {
+                const lane_1 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup = lane_1 >> 2;
+                const lanePlace = lane_1 & 3;
+                const element = (((((((aTile + 0) | 0) + kk) | 0) + imul(laneGroup, 40)) | 0) + imul(lanePlace, 2)) | 0;
+                a[t * 16 + 0] = fround(f16Decode(As[element]));
+                a[t * 16 + 1] = fround(f16Decode(As[((element + 1) | 0)]));
+                a[t * 16 + 2] = fround(f16Decode(As[((element + 320) | 0)]));
+                a[t * 16 + 3] = fround(f16Decode(As[((((element + 320) | 0) + 1) | 0)]));
+                a[t * 16 + 4] = fround(f16Decode(As[((element + 8) | 0)]));
+                a[t * 16 + 5] = fround(f16Decode(As[((element + 9) | 0)]));
+                a[t * 16 + 6] = fround(f16Decode(As[((((element + 320) | 0) + 8) | 0)]));
+                a[t * 16 + 7] = fround(f16Decode(As[((((element + 320) | 0) + 9) | 0)]));
+              }
+              {
+                const lane_2 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneRow_1 = (((((((aTile + 640) | 0) + kk) | 0) + imul(((((0 + imul(((lane_2 >> 3) & 1), 8)) | 0) + (lane_2 & 7)) | 0), 40)) | 0) + ((0 + imul(((lane_2 >> 4) & 1), 8)) | 0)) | 0;
+                const ldmatrixRow_1 = f16Decode(As[laneRow_1]);
+              }
+              {
+                const lane_3 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                const laneGroup_1 = lane_3 >> 2;
+                const lanePlace_1 = lane_3 & 3;
+                const element_1 = (((((((aTile + 640) | 0) + kk) | 0) + imul(laneGroup_1, 40)) | 0) + imul(lanePlace_1, 2)) | 0;
+                a[t * 16 + 8] = fround(f16Decode(As[element_1]));
+                a[t * 16 + 9] = fround(f16Decode(As[((element_1 + 1) | 0)]));
+                a[t * 16 + 10] = fround(f16Decode(As[((element_1 + 320) | 0)]));
+                a[t * 16 + 11] = fround(f16Decode(As[((((element_1 + 320) | 0) + 1) | 0)]));
+                a[t * 16 + 12] = fround(f16Decode(As[((element_1 + 8) | 0)]));
+                a[t * 16 + 13] = fround(f16Decode(As[((element_1 + 9) | 0)]));
+                a[t * 16 + 14] = fround(f16Decode(As[((((element_1 + 320) | 0) + 8) | 0)]));
+                a[t * 16 + 15] = fround(f16Decode(As[((((element_1 + 320) | 0) + 9) | 0)]));
+              }
+              for (let j = 0; j < 4; j = (j + 1) | 0) {
+                {
+                  const lane_4 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneRow_2 = (((((((bTile + imul(kk, 136)) | 0) + imul(j, 8)) | 0) + imul(((((0 + imul(((lane_4 >> 3) & 1), 8)) | 0) + (lane_4 & 7)) | 0), 136)) | 0) + 0) | 0;
+                  const ldmatrixRow_2 = f16Decode(Bs[laneRow_2]);
+                }
+                {
+                  const lane_5 = ((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31;
+                  const laneGroup_2 = lane_5 >> 2;
+                  const lanePlace_2 = lane_5 & 3;
+                  const element_2 = (((((((bTile + imul(kk, 136)) | 0) + imul(j, 8)) | 0) + imul(imul(lanePlace_2, 2), 136)) | 0) + laneGroup_2) | 0;
+                  b[t * 16 + imul(j, 4)] = fround(f16Decode(Bs[element_2]));
+                  b[t * 16 + ((imul(j, 4) + 1) | 0)] = fround(f16Decode(Bs[((element_2 + 136) | 0)]));
+                  b[t * 16 + ((imul(j, 4) + 2) | 0)] = fround(f16Decode(Bs[((element_2 + 1088) | 0)]));
+                  b[t * 16 + ((imul(j, 4) + 3) | 0)] = fround(f16Decode(Bs[((element_2 + 1224) | 0)]));
+                }
+              }
+            }
+            let i_2 = 0;
+            loop2: for (;;) {
+              if (!(i_2 < 2)) break;
+              body2: {
+                let j_1 = 0;
+                loop3: for (;;) {
+                  if (!(j_1 < 4)) break;
+                  body3: {
+                    mmaM16n8k16(acc, 32, (imul(i_2, 4) + j_1) | 0, a, 16, i_2, b, 16, j_1, threads);
+                  }
+                  j_1 = (j_1 + 1) | 0;
+                }
+              }
+              i_2 = (i_2 + 1) | 0;
+            }
+          }
+          kk = (kk + 16) | 0;
+        }
+      }
+      threads5: for (let t = 0; t < threads; t++) {
+        const tx = t;
+        if (fill < steps) {
+          {
+            const p_2 = (tx + 0) | 0;
+            const row_2 = (aRows + ((p_2 / 4) | 0)) | 0;
+            const col_2 = (k0 + imul(((p_2 % 4) | 0), 8)) | 0;
+            if ((p_2 < 256) && (!((wholeA && (row_2 < M)) && (((col_2 + 8) | 0) <= K)))) {
+              const at = (((imul(imul(fillStage, 64), 40) + imul(((p_2 / 4) | 0), 40)) | 0) + imul(((p_2 % 4) | 0), 8)) | 0;
+              const lane_6 = f16Decode(edges[t * 24 + 0]);
+              const lane_7 = f16Decode(edges[t * 24 + 1]);
+              const lane_8 = f16Decode(edges[t * 24 + 2]);
+              const lane_9 = f16Decode(edges[t * 24 + 3]);
+              const lane_10 = f16Decode(edges[t * 24 + 4]);
+              const lane_11 = f16Decode(edges[t * 24 + 5]);
+              const lane_12 = f16Decode(edges[t * 24 + 6]);
+              const lane_13 = f16Decode(edges[t * 24 + 7]);
+              As[at] = f16Encode(lane_6);
+              As[((at + 1) | 0)] = f16Encode(lane_7);
+              As[((at + 2) | 0)] = f16Encode(lane_8);
+              As[((at + 3) | 0)] = f16Encode(lane_9);
+              As[((at + 4) | 0)] = f16Encode(lane_10);
+              As[((at + 5) | 0)] = f16Encode(lane_11);
+              As[((at + 6) | 0)] = f16Encode(lane_12);
+              As[((at + 7) | 0)] = f16Encode(lane_13);
+            }
+          }
+          {
+            const p_3 = (tx + 0) | 0;
+            const row_3 = (k0 + ((p_3 / 16) | 0)) | 0;
+            const col_3 = (bCols + imul(((p_3 % 16) | 0), 8)) | 0;
+            if ((p_3 < 512) && (!((wholeB && (row_3 < K)) && (((col_3 + 8) | 0) <= N)))) {
+              const at_1 = (((imul(imul(fillStage, 32), 136) + imul(((p_3 / 16) | 0), 136)) | 0) + imul(((p_3 % 16) | 0), 8)) | 0;
+              const lane_14 = f16Decode(edges[t * 24 + 8]);
+              const lane_15 = f16Decode(edges[t * 24 + 9]);
+              const lane_16 = f16Decode(edges[t * 24 + 10]);
+              const lane_17 = f16Decode(edges[t * 24 + 11]);
+              const lane_18 = f16Decode(edges[t * 24 + 12]);
+              const lane_19 = f16Decode(edges[t * 24 + 13]);
+              const lane_20 = f16Decode(edges[t * 24 + 14]);
+              const lane_21 = f16Decode(edges[t * 24 + 15]);
+              Bs[at_1] = f16Encode(lane_14);
+              Bs[((at_1 + 1) | 0)] = f16Encode(lane_15);
+              Bs[((at_1 + 2) | 0)] = f16Encode(lane_16);
+              Bs[((at_1 + 3) | 0)] = f16Encode(lane_17);
+              Bs[((at_1 + 4) | 0)] = f16Encode(lane_18);
+              Bs[((at_1 + 5) | 0)] = f16Encode(lane_19);
+              Bs[((at_1 + 6) | 0)] = f16Encode(lane_20);
+              Bs[((at_1 + 7) | 0)] = f16Encode(lane_21);
+            }
+          }
+          {
+            const p_3 = (tx + 256) | 0;
+            const row_3 = (k0 + ((p_3 / 16) | 0)) | 0;
+            const col_3 = (bCols + imul(((p_3 % 16) | 0), 8)) | 0;
+            if ((p_3 < 512) && (!((wholeB && (row_3 < K)) && (((col_3 + 8) | 0) <= N)))) {
+              const at_1 = (((imul(imul(fillStage, 32), 136) + imul(((p_3 / 16) | 0), 136)) | 0) + imul(((p_3 % 16) | 0), 8)) | 0;
+              const lane_22 = f16Decode(edges[t * 24 + 16]);
+              const lane_23 = f16Decode(edges[t * 24 + 17]);
+              const lane_24 = f16Decode(edges[t * 24 + 18]);
+              const lane_25 = f16Decode(edges[t * 24 + 19]);
+              const lane_26 = f16Decode(edges[t * 24 + 20]);
+              const lane_27 = f16Decode(edges[t * 24 + 21]);
+              const lane_28 = f16Decode(edges[t * 24 + 22]);
+              const lane_29 = f16Decode(edges[t * 24 + 23]);
+              Bs[at_1] = f16Encode(lane_22);
+              Bs[((at_1 + 1) | 0)] = f16Encode(lane_23);
+              Bs[((at_1 + 2) | 0)] = f16Encode(lane_24);
+              Bs[((at_1 + 3) | 0)] = f16Encode(lane_25);
+              Bs[((at_1 + 4) | 0)] = f16Encode(lane_26);
+              Bs[((at_1 + 5) | 0)] = f16Encode(lane_27);
+              Bs[((at_1 + 6) | 0)] = f16Encode(lane_28);
+              Bs[((at_1 + 7) | 0)] = f16Encode(lane_29);
+            }
+          }
+        }
+      }
+    }
+    it = (it + 1) | 0;
+  }
+  threads6: for (let t = 0; t < threads; t++) {
+    const tx = t;
+    const ty = (t / nx) | 0;
+    const tz = (t / (nx * ny)) | 0;
+    let warpRow = warpRow_slots[t];
+    let warpCol = warpCol_slots[t];
+    for (let i_3 = 0; i_3 < 2; i_3 = (i_3 + 1) | 0) {
+      for (let j_2 = 0; j_2 < 4; j_2 = (j_2 + 1) | 0) {
+        for (let e_2 = 0; e_2 < 4; e_2 = (e_2 + 1) | 0) {
+          const row_4 = (((((aRows + imul(warpRow, 32)) | 0) + imul(i_3, 16)) | 0) + ((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) >> 2) & 7), 1) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) & 3), 0)) | 0) + imul(((e_2 >> 1) & 1), 8)) | 0)) | 0;
+          const col_4 = (((((bCols + imul(warpCol, 32)) | 0) + imul(j_2, 8)) | 0) + ((((imul((((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) >> 2) & 7), 0) + imul(((((tx + imul(nx, ((ty + imul(ny, tz)) | 0))) | 0) & 31) & 3), 2)) | 0) + imul(((e_2 >> 0) & 1), 1)) | 0)) | 0;
+          if ((row_4 < M) && (col_4 < N)) {
+            const value = fround(alpha * acc[t * 32 + ((imul(((imul(i_3, 4) + j_2) | 0), 4) + e_2) | 0)]);
             C[((imul(row_4, N) + col_4) | 0)] = f16Encode((beta === 0) ? f16Round(value) : f16Round(fround(value + fround(beta * fround(f16Decode(C[((imul(row_4, N) + col_4) | 0)]))))));
           }
         }
