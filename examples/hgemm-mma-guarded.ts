@@ -109,7 +109,7 @@ export const hgemmMmaGuarded = kernel(
     // Each thread's pieces: PA of A's, PB of B's; a piece off the fast path goes through these registers.
     const PA = (piecesA + THREADS - 1) / THREADS;
     const PB = (piecesB + THREADS - 1) / THREADS;
-    const edges = local.of<T>(8 * ((BM * BK + 8 * THREADS - 8) / (8 * THREADS) + (BK * BN + 8 * THREADS - 8) / (8 * THREADS)));
+    const edges = local.of<T>(8 * (PA + PB));
     unrollInit: for (let f = 0; f < MI * NI; f++) {
       fillFragment(acc[f], 0);
     }

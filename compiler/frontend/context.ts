@@ -8,6 +8,7 @@
 import { Node, SyntaxKind, type Expression, type Statement, type TypeNode } from "ts-morph";
 import { fail, type Diagnostic } from "../diagnostics/diagnostic.ts";
 import type { ArrayRef, ConstValue, ElementScalar, ElementType, Expr, HelperFunction, ScalarType, Span, Stmt, Type, Variable } from "../ir/ir.ts";
+import { mapExpr } from "../ir/rewrite.ts";
 import { annotationTypes, bufferTypeNames, elementScalars, valueTypeOf } from "../ir/types.ts";
 import { resolveCompositeType } from "./composite-types.ts";
 import { originOf } from "./program.ts";
@@ -93,6 +94,12 @@ export interface FunctionContext {
   hoistBlocked?: string;
   /** The shared words of the kernel's warpgroupBroadcast calls (one a warpgroup), declared at the first call. */
   broadcastWords?: ArrayRef;
+  /**
+   * `const`s whose value is an expression of literals and Const parameters (`const PA = (BM * BK / 8) / THREADS`),
+   * with that expression (other such consts already written in): where a size or count must be known at compile
+   * time, a name of one stands for its expression (`inlineCompileTimeConsts` in lower-stmt.ts).
+   */
+  compileTimeConsts?: Map<Variable, Expr>;
 }
 
 /** Runs `body` with a fresh list of pending statements; returns them and its result. */
@@ -209,4 +216,38 @@ export function resolveValueAnnotation(typeNode: TypeNode, what: string, typeArg
   return fail("TSK1026", spanOf(typeNode), [what, typeNode.getText()], {
     notes: typeNode.getKind() === SyntaxKind.NumberKeyword ? ["`number` is ambiguous in a kernel: write f32, i32 or u32"] : [],
   });
+}
+
+/**
+ * Whether an expression is made of literals, Const parameters and consts of those only (known once the kernel is
+ * specialized).
+ */
+export function isCompileTimeExpr(context: FunctionContext, expr: Expr): boolean {
+  switch (expr.kind) {
+    case "literal":
+    case "constRef":
+      return true;
+    case "variable":
+      return context.compileTimeConsts?.has(expr.variable) ?? false;
+    case "unary":
+      return isCompileTimeExpr(context, expr.operand);
+    case "binary":
+      return isCompileTimeExpr(context, expr.left) && isCompileTimeExpr(context, expr.right);
+    case "select":
+      return isCompileTimeExpr(context, expr.condition) && isCompileTimeExpr(context, expr.whenTrue) && isCompileTimeExpr(context, expr.whenFalse);
+    case "convert":
+      return isCompileTimeExpr(context, expr.value);
+    default:
+      return false;
+  }
+}
+
+/**
+ * The expression with each const of literals and Const parameters written in (`local.f32(8 * PA)` with `const PA =
+ * BM / 32` sizes its array by `8 * (BM / 32)`), where a value must be known when the kernel is specialized.
+ */
+export function inlineCompileTimeConsts(context: FunctionContext, expr: Expr): Expr {
+  const consts = context.compileTimeConsts;
+  if (!consts) return expr;
+  return mapExpr(expr, (e) => (e.kind === "variable" && consts.has(e.variable) ? consts.get(e.variable)! : e));
 }

@@ -18,7 +18,7 @@ import { Node, type CallExpression, type Expression } from "ts-morph";
 import { fail } from "../diagnostics/diagnostic.ts";
 import { arrayStride, isInteger, scalars, type ArrayRef, type ElementType, type Expr, type FragmentElement, type FragmentRef, type MatrixShape, type Span, type Stmt } from "../ir/ir.ts";
 import { fragmentLayout, fragmentLayouts, fragmentSlot, isWarpgroupShape, matrixShapes, roundFragmentValue, warpgroupDepth, wgmma16Elements, wgmma8Elements } from "../ir/matrix.ts";
-import { elementTypeArgument, spanOf, type FunctionContext } from "./context.ts";
+import { elementTypeArgument, inlineCompileTimeConsts, spanOf, type FunctionContext } from "./context.ts";
 import { elementIndex, elementSlot, lowerFragmentRef } from "./lower-fragment-elements.ts";
 import { isLiteralLike, lowerExpected, lowerExpr } from "./lower-expr.ts";
 import { originOf } from "./program.ts";
@@ -91,7 +91,7 @@ export function lowerFragmentAllocation(context: FunctionContext, name: string, 
     const names = allowed.map((element) => `"${element}"`).join(" or ");
     return fail("TSK1067", spanOf(args[1]!), [role, allowed.length === 1 ? `the element type ${names}` : `the element type ${names} with the shape "${shape}"`, args[1]!.getText()]);
   }
-  const count = lowerExpr(context, args[2]!, isLiteralLike(args[2]!) ? "i32" : undefined);
+  const count = inlineCompileTimeConsts(context, lowerExpr(context, args[2]!, isLiteralLike(args[2]!) ? "i32" : undefined));
   if (!isInteger(count.type)) return fail("TSK2008", spanOf(args[2]!), [`fragment.${role}`, "an i32 count", count.type]);
   const perLane: Expr = { kind: "literal", type: count.type, value: fragmentLayout({ shape, role }).perLane, span: count.span };
   // The size stays an expression; the validator requires it constant once specialized (TSK3003).

@@ -11,7 +11,7 @@ import { AlreadyReported, DiagnosticError, fail, type Diagnostic } from "../diag
 import { isInteger, type Access, type ArrayRef, type BinaryOp, type ElementType, type Expr, type Stmt, type Variable } from "../ir/ir.ts";
 import { allocatorTypes, elementScalars, isStruct, scalars, takesVectorAccess, typeName, vectorElementTypes, vectorTypes, type ElementScalar } from "../ir/types.ts";
 import { isComposite, laneCount, loadType, readPart } from "../ir/vectors.ts";
-import { collectPending, elementTypeArgument, resolveTypeNode, resolveValueAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
+import { collectPending, elementTypeArgument, inlineCompileTimeConsts, isCompileTimeExpr, resolveTypeNode, resolveValueAnnotation, spanOf, withoutPending, withScope, type FunctionContext } from "./context.ts";
 import { fieldIndex } from "./lower-struct.ts";
 import { lowerSwizzle } from "./lower-vector.ts";
 import { adoptHoisted, lowerAtomicStatement } from "./lower-atomics-subgroups.ts";
@@ -177,6 +177,8 @@ function lowerDeclarationOrFail(
     : undefined;
   const variable: Variable = { kind: "variable", name, type: declared ?? value!.type, mutable: !isConst, span: spanOf(nameNode) };
   context.scope.declare(name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
+  // A const of literals and Const parameters may size arrays and count waits (inlineCompileTimeConsts).
+  if (isConst && value && isCompileTimeExpr(context, value)) (context.compileTimeConsts ??= new Map()).set(variable, inlineCompileTimeConsts(context, value));
   // `const old = atomicAdd(…)`: the atomic declares `old` itself rather than a temporary copied into it.
   const adopted = value ? adoptHoisted(context, value, variable) : undefined;
   if (adopted) return [adopted];
@@ -225,25 +227,6 @@ function lowerVectorLoad(
   });
   for (const variable of targets) context.scope.declare(variable.name, { kind: "variable", variable, why: isConst ? "it is a const" : undefined });
   return [{ kind: "vectorLoad", targets, array, indices, span: spanOf(declaration) }];
-}
-
-/** Whether an expression is made of literals and Const parameters only (known once the kernel is specialized). */
-function isCompileTimeExpr(expr: Expr): boolean {
-  switch (expr.kind) {
-    case "literal":
-    case "constRef":
-      return true;
-    case "unary":
-      return isCompileTimeExpr(expr.operand);
-    case "binary":
-      return isCompileTimeExpr(expr.left) && isCompileTimeExpr(expr.right);
-    case "select":
-      return isCompileTimeExpr(expr.condition) && isCompileTimeExpr(expr.whenTrue) && isCompileTimeExpr(expr.whenFalse);
-    case "convert":
-      return isCompileTimeExpr(expr.value);
-    default:
-      return false;
-  }
 }
 
 /** `store4`, `copyAsync4` (`8`, `16`), `commitAsync()` and `waitAsync(n)`: statements, like `syncThreads()`. */
@@ -307,8 +290,8 @@ function lowerMemoryOperation(context: FunctionContext, name: string, call: impo
         return [{ kind: "asyncWait", pending: pending.value, span }];
       }
       // An expression of Const parameters (waitAsync(STAGES - 2)) is folded when the kernel is specialized.
-      if (!isCompileTimeExpr(pending)) return fail("TSK2008", spanOf(args[0]!), expected);
-      return [{ kind: "asyncWait", pending: 0, pendingExpr: pending, span }];
+      if (!isCompileTimeExpr(context, pending)) return fail("TSK2008", spanOf(args[0]!), expected);
+      return [{ kind: "asyncWait", pending: 0, pendingExpr: inlineCompileTimeConsts(context, pending), span }];
     }
     default:
       return undefined;
@@ -357,7 +340,7 @@ function lowerSharedAllocation(
   const dims = args.map((arg) => {
     const dim = lowerExpr(context, arg, isLiteralLike(arg) ? "i32" : undefined);
     if (dim.type !== "i32" && dim.type !== "u32") fail("TSK2008", spanOf(arg), ["a shared array size", "i32", dim.type]);
-    return dim;
+    return inlineCompileTimeConsts(context, dim);
   });
   return { kind: "array", name, elementType, space: allocation === "shared" ? "shared" : "private", access: "read_write", dims, span };
 }

@@ -40,7 +40,7 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
         diagnostics.push(
           makeDiagnostic("TSK3003", dim.span, [array.space === "shared" ? "shared" : "private"], {
             notes: [
-              `use literals and Const<…> parameters; run-time values cannot size ${array.space === "shared" ? "shared memory" : "a private array"} (a local const counts as a run-time value even where it is computed from Const parameters: write its expression in place)`,
+              `use literals, Const<…> parameters and consts computed from them alone; run-time values cannot size ${array.space === "shared" ? "shared memory" : "a private array"}`,
             ],
           }),
         );
