@@ -687,12 +687,19 @@ def _fixture_manifest():
 
     for name, t in (("hgemmWgmmaWs", "bf16"), ("hgemmWgmmaWsF16", "f16")):
         entry(name, "hgemm-wgmma-ws.ts", {"STAGES": 3, "GROUP": 8}, [384, 1, 1], 214096, gemm(t) + maps("mapA", "mapB", "mapC") + [c("STAGES"), c("GROUP")])
+    for t in ("bf16", "f16"):
+        consts = [c("BM"), c("BN"), c("BK"), c("WM"), c("WN"), c("THREADS"), c("STAGES"), c("GROUP")]
+        for bm, bn, bk, wm, wn, threads, stages, shared in ((128, 256, 32, 64, 64, 256, 3, 81408), (64, 128, 32, 32, 32, 256, 3, 0), (64, 64, 32, 32, 32, 128, 3, 0), (32, 32, 16, 16, 16, 128, 2, 0)):
+            constants = {"T": t, "BM": bm, "BN": bn, "BK": bk, "WM": wm, "WN": wn, "THREADS": threads, "STAGES": stages, "GROUP": 8}
+            entry("hgemmMmaGuarded", "hgemm-mma-guarded.ts", constants, [threads, 1, 1], shared, [dict(p, elementType=t) if p["kind"] == "buffer" else p for p in gemm(t)] + consts)
     for name, t in (("hgemmTiledBf16", "bf16"), ("hgemmTiledF16", "f16")):
         entry(name, "hgemm-tiled.ts", {"TILE": 16}, [16, 16, 1], 0, gemm(t) + [c("TILE")])
     tail = [s("seq", "i32"), s("scale", "f32"), s("causal", "i32"), c("D"), c("STAGES")]
     qkv = [b("Q", "bf16"), b("K", "bf16"), b("V", "bf16")]
-    for d, shared in ((128, 197688), (64, 115768)):
-        entry("flashAttentionFold", "flash-attention-fold.ts", {"D": d, "STAGES": 2}, [384, 1, 1], shared, qkv + [b("O", "bf16"), b("L", "f32")] + maps("mapQ", "mapK", "mapV", "mapO") + tail)
+    fold_tail = tail + [c("CONSUMERS"), c("THREADS")]
+    for d, stages, consumers, shared in ((128, 2, 2, 197688), (64, 4, 2, 164952), (64, 4, 3, 181344)):
+        threads = 128 * (consumers + 1)
+        entry("flashAttentionFold", "flash-attention-fold.ts", {"D": d, "STAGES": stages, "CONSUMERS": consumers, "THREADS": threads}, [threads, 1, 1], shared, qkv + [b("O", "bf16"), b("L", "f32")] + maps("mapQ", "mapK", "mapV", "mapO") + fold_tail)
     for d in (128, 64):
         entry("flashAttentionBackwardPre", "flash-attention-backward.ts", {"D": d}, [128, 1, 1], 0, [b("O", "bf16"), b("dO", "bf16"), b("Dsum", "f32"), s("rows", "i32"), c("D")])
         entry("flashAttentionBackwardKV", "flash-attention-backward.ts", {"D": d, "STAGES": 2}, [384, 1, 1], 100000 + d,
@@ -867,12 +874,27 @@ class PrebuiltOps(unittest.TestCase):
         self.assertEqual((launch["function"], launch["grid"]), (rt.prebuilt().find("hgemmWgmmaWsF16").function, (32, 1, 1)))
         self.assertEqual(self.maps_at(self.arguments(launch)[8:]), [(a.address, 1000, 1000, 128, 64, "f16"), (b.address, 1000, 1000, 64, 64, "f16"), (c.address, 1000, 1000, 64, 64, "f16")])
 
-    def test_matmul_elsewhere_on_the_tiled_rung(self):
+    def test_matmul_elsewhere_on_the_warp_level_rung_from_sm_80(self):
+        mma = lambda t, bm, bn: rt.prebuilt().find("hgemmMmaGuarded", T=t, BM=bm, BN=bn)  # noqa: E731
+        for (m, n, k), arch, dtype, (bm, bn) in [
+            ((1000, 1020, 1001), "sm_90", "float16", (64, 128)),  # k not a multiple of 8: 64×128 tiles make 16 × 8 blocks
+            ((4096, 4096, 4096), "sm_80", "bfloat16", (128, 256)),
+            ((4096, 4092, 4000), "sm_90", "bfloat16", (128, 256)),  # n not a multiple of 8
+            ((1023, 1021, 1019), "sm_89", "float16", (64, 128)),
+            ((100, 200, 64), "sm_86", "bfloat16", (32, 32)),  # nothing makes 128 blocks: the most blocks
+        ]:
+            self.driver.arch = arch
+            a, b = self.tensor((m, k), dtype), self.tensor((k, n), dtype)
+            c = rt.matmul(a, b)
+            launch = self.driver.launches[-1]
+            kernel = mma("f16" if dtype == "float16" else "bf16", bm, bn)
+            self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"]), (kernel.function, (-(-n // bn), -(-m // bm), 1), kernel.block, kernel.shared_bytes))
+            self.assertEqual(self.arguments(launch), [m, n, k, 1.0, a.address, b.address, 0.0, c.address])
+
+    def test_matmul_on_the_tiled_rung_before_sm_80_and_for_unaligned_operands(self):
         for (m, n, k), arch, dtype, name in [
-            ((1000, 1020, 1001), "sm_90", "float16", "hgemmTiledF16"),  # k not a multiple of 8
-            ((4096, 4096, 4096), "sm_80", "bfloat16", "hgemmTiledBf16"),
-            ((4096, 4092, 4000), "sm_90", "bfloat16", "hgemmTiledBf16"),  # n not a multiple of 8
-            ((128, 256, 64), "sm_89", "float16", "hgemmTiledF16"),
+            ((4096, 4096, 4096), "sm_75", "bfloat16", "hgemmTiledBf16"),
+            ((128, 256, 64), "sm_70", "float16", "hgemmTiledF16"),
         ]:
             self.driver.arch = arch
             a, b = self.tensor((m, k), dtype), self.tensor((k, n), dtype)
@@ -881,6 +903,7 @@ class PrebuiltOps(unittest.TestCase):
             self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"]), (rt.prebuilt().find(name).function, (-(-n // 16), -(-m // 16), 1), (16, 16, 1), 0))
             self.assertEqual(self.arguments(launch), [m, n, k, 1.0, a.address, b.address, 0.0, c.address])
         self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 4096, 4096, 4096, False, True)[0], "hgemm-tiled-f16")  # unaligned
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_80", 1023, 1021, 1019, False, False)[0], "hgemm-tiled")  # unaligned
 
     def test_matmul_checks_and_its_operator(self):
         ops = rt.builtin_ops(self.torch)

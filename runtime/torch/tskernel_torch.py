@@ -616,7 +616,7 @@ def _type_name_of(tensor):
 # block, dynamic shared memory, parameters and cubin or PTX, and launches them as the runtime's matmul() and
 # attention() do (runtime/matmul, runtime/attention.ts).
 
-PREBUILT_FILES = ("examples/hgemm-wgmma-ws.ts", "examples/hgemm-tiled.ts", "examples/flash-attention-fold.ts", "examples/flash-attention-backward.ts")
+PREBUILT_FILES = ("examples/hgemm-wgmma-ws.ts", "examples/hgemm-mma-guarded.ts", "examples/hgemm-tiled.ts", "examples/flash-attention-fold.ts", "examples/flash-attention-backward.ts")
 # The forward kernel of attention, as runtime/attention.ts's attentionForwardKernel: P kept in registers, the
 # scale folded into each exponential.
 ATTENTION_FORWARD = ("flashAttentionFold", "examples/flash-attention-fold.ts")
@@ -625,13 +625,15 @@ ATTENTION_FORWARD = ("flashAttentionFold", "examples/flash-attention-fold.ts")
 class RawKernel:
     """One specialization of a prebuilt kernel: launched with its parameters' values in order."""
 
-    def __init__(self, images, name, function, block, shared_bytes, constants, types):
+    def __init__(self, images, name, function, block, shared_bytes, constants, types, type_args=None):
         self.images = images
         self.name = name
         self.function = function
         self.block = tuple(block)
         self.shared_bytes = shared_bytes
         self.constants = dict(constants)
+        # A kernel over element types (examples/hgemm-mma-guarded.ts): what each type parameter is in this build.
+        self.type_args = dict(type_args or {})
         self.types = tuple(types)  # each parameter's ElementType, None for a buffer (its address)
         self.loaded = {}  # device index -> (context, CUfunction, ArgumentPack)
 
@@ -673,15 +675,17 @@ class Prebuilt:
                 image.cubins[cuda["cubin"]["arch"]] = cuda["cubin"]["file"]
             if cuda.get("ptx"):
                 image.ptx[cuda["ptx"]["arch"]] = cuda["ptx"]["file"]
-            constants = {name: v for name, v in (k.get("specialization") or {}).items() if not isinstance(v, str)}
+            specialization = k.get("specialization") or {}
+            constants = {name: v for name, v in specialization.items() if not isinstance(v, str)}
+            type_args = {name: v for name, v in specialization.items() if isinstance(v, str)}
             types = [None if p["kind"] == "buffer" else TYPES[p["type"]] for p in k["params"] if p["kind"] != "const"]
-            kernel = RawKernel(image, k["name"], cuda["function"], k["block"], cuda.get("dynamicSharedBytes", 0), constants, types)
+            kernel = RawKernel(image, k["name"], cuda["function"], k["block"], cuda.get("dynamicSharedBytes", 0), constants, types, type_args)
             self.kernels.setdefault(k["name"], []).append(kernel)
 
     def find(self, name, **constants):
-        """The build of kernel `name` with these constants, or None."""
+        """The build of kernel `name` with these constants (and type arguments: T="bf16"), or None."""
         for kernel in self.kernels.get(name, ()):
-            if all(kernel.constants.get(c) == v for c, v in constants.items()):
+            if all({**kernel.constants, **kernel.type_args}.get(c) == v for c, v in constants.items()):
                 return kernel
         return None
 
@@ -1339,14 +1343,33 @@ def matmul16_rung(kernels, arch, m, n, k, aligned, f16):
     """The 16-bit rung for an m×n×k product, as runtime/matmul's fixed rule picks it: the warp-specialized
     wgmma kernel (examples/hgemm-wgmma-ws.ts) on an sm_90 GPU where n and k are multiples of 8 (the tensor
     maps' rows are whole 16-byte units; tiles at the edges are partial) and the operands' addresses are 16-byte
-    aligned, as tensor maps need; else the tiled kernel (examples/hgemm-tiled.ts), which takes any shape.
-    Returns (rung name, kernel)."""
+    aligned, as tensor maps need; else, on GPUs from sm_80 with aligned operands (its 16-byte copies start on
+    multiples of 8 elements), the warp-level kernel for any shape (examples/hgemm-mma-guarded.ts, mma_build);
+    else the tiled kernel (examples/hgemm-tiled.ts), which takes any shape. A build without a kernel of the
+    first two passes on to the next. Returns (rung name, kernel)."""
     suffix = "-f16" if f16 else ""
     if arch == "sm_90" and k > 0 and n % 8 == 0 and k % 8 == 0 and aligned:
         wgmma = kernels.find("hgemmWgmmaWsF16" if f16 else "hgemmWgmmaWs")
         if wgmma is not None:
             return "hgemm-wgmma-ws" + suffix, wgmma
+    capability = arch[3:] if arch.startswith("sm_") else ""
+    if aligned and capability.isdigit() and int(capability) >= 80:
+        mma = mma_build(kernels, m, n, "f16" if f16 else "bf16")
+        if mma is not None:
+            return "hgemm-mma-guarded" + suffix, mma
     return "hgemm-tiled" + suffix, kernels.need("hgemmTiledF16" if f16 else "hgemmTiledBf16", "examples/hgemm-tiled.ts")
+
+
+def mma_build(kernels, m, n, dtype):
+    """The build of the warp-level kernel (one kernel over T) for this type that runtime/matmul's rule takes: of
+    the largest tiles first (the most threads first among equal tiles), the first that makes at least 128
+    blocks, else the one that makes the most. None where the build has none of this type."""
+    builds = [b for b in kernels.kernels.get("hgemmMmaGuarded", ()) if b.type_args.get("T") == dtype]
+    if not builds:
+        return None
+    blocks = lambda b: cdiv(m, b.constants["BM"]) * cdiv(n, b.constants["BN"])  # noqa: E731
+    builds.sort(key=lambda b: (-b.constants["BM"] * b.constants["BN"], -b.block[0] * b.block[1] * b.block[2]))
+    return next((b for b in builds if blocks(b) >= 128), max(builds, key=blocks))
 
 
 def _matmul16(torch, a, b):
@@ -1372,6 +1395,8 @@ def _matmul16(torch, a, b):
         _buffer, addresses = tensor_maps.addresses(torch, a.device, stream, maps)
         tiles = cdiv(m, 128) * cdiv(n, 256)
         kernel.launch(index, (min(tiles, _multiprocessors_of(index)), 1, 1), stream, base + list(addresses))
+    elif name.startswith("hgemm-mma-guarded"):
+        kernel.launch(index, (cdiv(n, kernel.constants["BN"]), cdiv(m, kernel.constants["BM"]), 1), stream, base)
     else:
         tile = kernel.constants.get("TILE", 16)
         kernel.launch(index, (cdiv(n, tile), cdiv(m, tile), 1), stream, base)
@@ -1390,7 +1415,8 @@ def matmul(a, b):
 
     bfloat16 and float16: the operator tskernel::matmul16 (products accumulated in f32, C rounded to the input
     type once), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel on an sm_90 GPU where n and k
-    are multiples of 8, else the tiled kernel) from the prebuilt kernels (prebuilt_build_command()),
+    are multiples of 8, else the warp-level kernel from sm_80, else the tiled kernel) from the prebuilt kernels
+    (prebuilt_build_command()),
     with gradients (dA = dC·Bᵀ, dB = Aᵀ·dC through the same operator)."""
     global _sgemm
     import torch
