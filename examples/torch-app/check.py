@@ -30,7 +30,7 @@ Sections (each one's result, or its error, goes into the JSON report; the exit s
   of both, and every gradient of a small shape against float64 autograd;
 - tensor_ops_compile: matmul and attention under torch.compile(fullgraph=True), forward and backward, against
   eager; torch.library.opcheck of tskernel::matmul16, attention_forward and attention_backward.
-These three need the prebuilt kernels in the build (examples/hgemm-wgmma-ws.ts, hgemm-tiled.ts, flash-attention-fold.ts,
+These three need the prebuilt kernels in the build (examples/hgemm-wgmma-ws.ts, hgemm-mma-guarded.ts, hgemm-tiled.ts, flash-attention-fold.ts,
 flash-attention-backward.ts: examples/torch-app/README.md) and an sm_90 GPU for attention.
 - transformer_ops: the bf16 operators of kernels.ts (gelu on bf16, layer_norm_bf16 and their backward kernels)
   against float64 with fresh random inputs and poisoned outputs, their gradients through autograd (both
