@@ -168,6 +168,10 @@ export const half = kernel(
     expect(run.stderr).not.toMatch(/skipped/);
     expect(run.stderr).toMatch(/test_layer_norm_gradients \(.*TorchAppModule/);
     expect(run.stderr).toMatch(/test_attention_gradients_through_the_backward_kernels \(.*PrebuiltOps/);
+    // And against the tests' own copy of the prebuilt entries (what a run without a build reads), so that the copy
+    // cannot drift from the kernel files unnoticed: it had, by one attention build, until 2026-11-27.
+    const fixture = spawnSync("python3", ["-m", "unittest", "runtime/torch/test_tskernel_torch.py"], { cwd: repoRoot, encoding: "utf8", env });
+    expect(fixture.status, fixture.stderr).toBe(0);
   });
 });
 
