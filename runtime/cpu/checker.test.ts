@@ -128,7 +128,7 @@ ${order}
     expect(error.kind).toBe("async-copy-not-waited");
     expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(early.source, "tile[((threadIdx.x + 1)")}$`));
     expect(error.threadIdx).toEqual([0, 0, 0]);
-    expect(error.message).toContain("read of shared 'tile'[4], which copyAsync4 of thread (1, 0, 0) has not been waited for");
+    expect(error.message).toContain("read of shared 'tile'[4], which an asynchronous copy (copyAsync4, 8 or 16) of thread (1, 0, 0) has not been waited for");
 
     // Waiting, then a barrier, before the read: no fault, and the neighbour's values arrive.
     const right = compile(body(`  waitAsync(0);
@@ -136,6 +136,25 @@ ${order}
   out[threadIdx.x] = tile[((threadIdx.x + 1) % 32) * 4];`));
     await device.launch(right.library.get("neighbour"), { grid: [1], args: [out, device.createBuffer(input)] });
     expect(Array.from(await device.read(out))).toEqual(Array.from({ length: 32 }, (_, t) => input[((t + 1) % 32) * 4]!));
+  });
+
+  it("the same for copyAsync8: each of the copy's eight bf16 elements counts as written only once waited for", async () => {
+    const { library, source } = compile(`import { commitAsync, copyAsync8, waitAsync, f32 as widen, type ReadonlyBFloat16Array } from "tskernel";
+export const neighbour = kernel({ block: [32] }, (out: Float32Array, input: ReadonlyBFloat16Array) => {
+  const tile = shared.bf16(256);
+  copyAsync8(tile, threadIdx.x * 8, input, threadIdx.x * 8);
+  commitAsync();
+  syncThreads();
+  out[threadIdx.x] = widen(tile[((threadIdx.x + 1) % 32) * 8 + 7]);
+  waitAsync(0);
+});
+`);
+    const out = device.createBuffer(new Float32Array(32).fill(Number.NaN));
+    const input = device.createBuffer("bf16", Uint16Array.from({ length: 256 }, (_, i) => 0x3f80 + (i % 64)));
+    const error = await fault(device, () => device.launch(library.get("neighbour"), { grid: [1], args: [out, input] }));
+    expect(error.kind).toBe("async-copy-not-waited");
+    expect(error.location).toMatch(new RegExp(`kernel\\.ts:${where(source, "tile[((threadIdx.x + 1) % 32) * 8")}$`));
+    expect(error.message).toContain("read of shared 'tile'[15], which an asynchronous copy (copyAsync4, 8 or 16) of thread (1, 0, 0) has not been waited for");
   });
 
   it("an out-of-bounds global write", async () => {

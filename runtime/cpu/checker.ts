@@ -251,7 +251,7 @@ export class Checker {
         "async-copy-not-waited",
         where,
         t,
-        `read of ${element()}, which copyAsync4 of ${who} has not been waited for: commitAsync() and waitAsync() in the copying thread, then syncThreads(), come before the read`,
+        `read of ${element()}, which an asynchronous copy (copyAsync4, 8 or 16) of ${who} has not been waited for: commitAsync() and waitAsync() in the copying thread, then syncThreads(), come before the read`,
       );
     }
     if (state.writeEpoch[flat] === this.epoch && state.writer[flat] !== t) {
@@ -319,7 +319,7 @@ export class Checker {
     if (readsOld && !state.written[flat]) this.fault("uninitialized-shared-read", where, t, `atomic on ${element}, which no thread of this block has written`);
     const copier = state.copier[flat]!;
     if (readsOld && copier >= 0 && state.copyGroup[flat]! >= this.completed[copier]!) {
-      this.fault("async-copy-not-waited", where, t, `atomic on ${element}, which a copyAsync4 has not been waited for`);
+      this.fault("async-copy-not-waited", where, t, `atomic on ${element}, which an asynchronous copy has not been waited for`);
     }
     if (state.writeEpoch[flat] === this.epoch && state.writer[flat] !== t) {
       this.fault("shared-race", state.writeWhere[flat]!, state.writer[flat]!, `write to ${element}, which thread (${this.thread(t).join(", ")}) also updates with an atomic at ${where} with no syncThreads() in between; mix plain and atomic accesses to one element only across a barrier`);
