@@ -97,7 +97,7 @@ export interface FunctionContext {
   /**
    * `const`s whose value is an expression of literals and Const parameters (`const PA = (BM * BK / 8) / THREADS`),
    * with that expression (other such consts already written in): where a size or count must be known at compile
-   * time, a name of one stands for its expression (`inlineCompileTimeConsts` in lower-stmt.ts).
+   * time, a name of one stands for its expression (`inlineCompileTimeConsts` below).
    */
   compileTimeConsts?: Map<Variable, Expr>;
 }
