@@ -57,7 +57,7 @@ export {
   valueTypeOf,
 } from "./types.ts";
 import type { ElementScalar, ElementType, ScalarType, StructType, Type, VectorType } from "./types.ts";
-import { scalars as scalarInfo } from "./types.ts";
+import { scalars } from "./types.ts";
 
 // ---------------------------------------------------------------------------------------------------------
 // Storage
@@ -523,8 +523,8 @@ export interface AsyncCopyStmt extends StmtBase {
 
 /** The elements an asynchronous copy moves: 16 bytes of its type (`copyAsync4`, `copyAsync8`, `copyAsync16`). */
 export function asyncCopyLanes(stmt: AsyncCopyStmt): 4 | 8 | 16 {
-  const bytes = scalarInfo[stmt.target.elementType as keyof typeof scalarInfo]?.bytes ?? 4;
-  return bytes === 1 ? 16 : bytes === 2 ? 8 : 4;
+  // The frontend admits only scalar elements of 4, 2 or 1 bytes (TSK2011).
+  return (16 / scalars[stmt.target.elementType as ElementScalar].bytes) as 4 | 8 | 16;
 }
 
 /** `commitAsync()`: closes the group of asynchronous copies started since the last commit. */

@@ -35,18 +35,17 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
   const sharedSizes = new Map<ArrayRef, number[]>();
   for (const array of [...kernel.shared, ...kernel.locals]) {
     const sizes: number[] = [];
+    const kind = array.space === "shared" ? "shared" : "private";
     for (const dim of array.dims) {
       if (dim.kind !== "literal") {
         diagnostics.push(
-          makeDiagnostic("TSK3003", dim.span, [array.space === "shared" ? "shared" : "private"], {
-            notes: [
-              `use literals, Const<…> parameters and consts computed from them alone; run-time values cannot size ${array.space === "shared" ? "shared memory" : "a private array"}`,
-            ],
+          makeDiagnostic("TSK3003", dim.span, [kind], {
+            notes: [`use literals, Const<…> parameters and consts computed from them alone; run-time values cannot size ${kind === "shared" ? "shared memory" : "a private array"}`],
           }),
         );
         sizes.push(0);
       } else if (!Number.isInteger(dim.value) || dim.value <= 0) {
-        diagnostics.push(makeDiagnostic("TSK3005", dim.span, [dim.value, array.space === "shared" ? "shared" : "private"]));
+        diagnostics.push(makeDiagnostic("TSK3005", dim.span, [dim.value, kind]));
         sizes.push(0);
       } else {
         sizes.push(dim.value);
@@ -77,6 +76,7 @@ export function validateKernel(kernel: Kernel, diagnostics: Diagnostic[], checks
     diagnostics.push(d);
   }
   checkConstantOperands(kernel.body, diagnostics);
+  checkAsyncWaitCounts(kernel.body, diagnostics);
   // After unrolling, so that `load4(tile, 4 * i + 1)` in an unrolled loop shows its constant starts.
   checkVectorAlignment(unrolledBody, sharedSizes, diagnostics);
   checkBroadcastLanes(unrolledBody, diagnostics);
@@ -158,11 +158,6 @@ function checkVectorAlignment(body: readonly Stmt[], sizes: ReadonlyMap<ArrayRef
     if (dims && dims.length === 2 && dims[1]! % lanes !== 0) report(makeDiagnostic("TSK3014", span, [what, array.name, dims[1]!, lanes]));
   };
   walkStmts(body, (stmt) => {
-    // waitAsync(STAGES - 2) whose count did not fold to 0…7 in this specialization (passes/specialize.ts).
-    if (stmt.kind === "asyncWait" && stmt.pendingExpr) {
-      const found = stmt.pendingExpr.kind === "literal" ? `${stmt.pendingExpr.value} in this specialization` : "a value that is not known at compile time";
-      report(makeDiagnostic("TSK2008", stmt.pendingExpr.span, ["waitAsync()", "a whole number from 0 to 7 known at compile time", found]));
-    }
     if (stmt.kind === "vectorLoad") check(`load${vectorLanes(stmt)}`, stmt.array, stmt.indices, stmt.span, vectorLanes(stmt));
     if (stmt.kind === "vectorStore") check(`store${vectorLanes(stmt)}`, stmt.array, stmt.indices, stmt.span, vectorLanes(stmt));
     if (stmt.kind === "asyncCopy") {
@@ -170,6 +165,15 @@ function checkVectorAlignment(body: readonly Stmt[], sizes: ReadonlyMap<ArrayRef
       check(`copyAsync${lanes}`, stmt.target, stmt.targetIndices, stmt.span, lanes);
       check(`copyAsync${lanes}`, stmt.source, stmt.sourceIndices, stmt.span, lanes);
     }
+  });
+}
+
+/** `waitAsync(STAGES - 2)` whose count did not fold to 0…7 in this specialization (passes/specialize.ts). */
+function checkAsyncWaitCounts(body: readonly Stmt[], diagnostics: Diagnostic[]): void {
+  walkStmts(body, (stmt) => {
+    if (stmt.kind !== "asyncWait" || !stmt.pendingExpr) return;
+    const found = stmt.pendingExpr.kind === "literal" ? `${stmt.pendingExpr.value} in this specialization` : "a value that is not known at compile time";
+    diagnostics.push(makeDiagnostic("TSK2008", stmt.pendingExpr.span, ["waitAsync()", "a whole number from 0 to 7 known at compile time", found]));
   });
 }
 
