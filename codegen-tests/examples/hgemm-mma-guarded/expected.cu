@@ -252,64 +252,64 @@ extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_bf16_BM_128_
         }
       }
     }
-#line 178 "examples/hgemm-mma-guarded.ts"
+#line 180 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 179 "examples/hgemm-mma-guarded.ts"
+#line 181 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 2; i_4++) {
-#line 180 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
-#line 181 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
 #line 183 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 512 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 184 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 185 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 512 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 186 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 187 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 188 "examples/hgemm-mma-guarded.ts"
+#line 190 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 4; i_5++) {
-#line 189 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
-#line 190 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 32));
 #line 191 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 32) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 1024 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 32));
 #line 193 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_3 / 32) * 264u + (unsigned int)(p_3 % 32) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 32) * 8u);
 #line 194 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+        if (p_3 < 1024 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 195 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_3 / 32) * 264u + (unsigned int)(p_3 % 32) * 8u);
+#line 196 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+#line 197 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 202 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 4; i_6++) {
-#line 203 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 4; i_6++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 206 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 207 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 208 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 8u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 209 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 210 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 8u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 211 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_bf16(value) : tsk_f32_to_bf16(value + beta * tsk_bf16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -472,64 +472,64 @@ extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_bf16_BM_64_B
         }
       }
     }
-#line 178 "examples/hgemm-mma-guarded.ts"
+#line 180 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 179 "examples/hgemm-mma-guarded.ts"
+#line 181 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 1; i_4++) {
-#line 180 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
-#line 181 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
 #line 183 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 184 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 185 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 186 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 187 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 188 "examples/hgemm-mma-guarded.ts"
+#line 190 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 2; i_5++) {
-#line 189 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
-#line 190 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 16));
 #line 191 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 16) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 512 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 16));
 #line 193 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 136u + (unsigned int)(p_3 / 16) * 136u + (unsigned int)(p_3 % 16) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 16) * 8u);
 #line 194 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+        if (p_3 < 512 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 195 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 136u + (unsigned int)(p_3 / 16) * 136u + (unsigned int)(p_3 % 16) * 8u);
+#line 196 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+#line 197 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 202 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 2; i_6++) {
-#line 203 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 2; i_6++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 206 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 207 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 208 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 209 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 210 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 211 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_bf16(value) : tsk_f32_to_bf16(value + beta * tsk_bf16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -692,64 +692,64 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_bf16_BM_64_B
         }
       }
     }
-#line 178 "examples/hgemm-mma-guarded.ts"
+#line 180 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 179 "examples/hgemm-mma-guarded.ts"
+#line 181 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 2; i_4++) {
-#line 180 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
-#line 181 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
 #line 183 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 184 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 185 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 186 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 187 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 188 "examples/hgemm-mma-guarded.ts"
+#line 190 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 2; i_5++) {
-#line 189 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
-#line 190 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 8));
 #line 191 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 8) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 256 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 8));
 #line 193 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_3 / 8) * 72u + (unsigned int)(p_3 % 8) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 8) * 8u);
 #line 194 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+        if (p_3 < 256 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 195 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_3 / 8) * 72u + (unsigned int)(p_3 % 8) * 8u);
+#line 196 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+#line 197 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 202 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 2; i_6++) {
-#line 203 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 2; i_6++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 206 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 207 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 208 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 209 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 210 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 211 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_bf16(value) : tsk_f32_to_bf16(value + beta * tsk_bf16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -912,64 +912,64 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_bf16_BM_32_B
         }
       }
     }
-#line 178 "examples/hgemm-mma-guarded.ts"
+#line 180 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 179 "examples/hgemm-mma-guarded.ts"
+#line 181 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 1; i_4++) {
-#line 180 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
-#line 181 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 2));
 #line 182 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 2) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
 #line 183 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 64 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 2));
 #line 184 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 2) * 8u);
 #line 185 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 64 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 186 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+#line 187 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 188 "examples/hgemm-mma-guarded.ts"
+#line 190 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 1; i_5++) {
-#line 189 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
-#line 190 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 4));
 #line 191 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 4) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 64 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 4));
 #line 193 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 4) * 8u);
 #line 194 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+        if (p_3 < 64 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 195 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+#line 196 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+#line 197 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 202 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 1; i_6++) {
-#line 203 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 2; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 1; i_6++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 2; j_2++) {
 #line 206 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 207 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 208 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 209 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 210 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 211 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_bf16(value) : tsk_f32_to_bf16(value + beta * tsk_bf16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -1134,64 +1134,64 @@ extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_f16_BM_128_B
         }
       }
     }
-#line 178 "examples/hgemm-mma-guarded.ts"
+#line 180 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 179 "examples/hgemm-mma-guarded.ts"
+#line 181 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 2; i_4++) {
-#line 180 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
-#line 181 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
 #line 183 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 512 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 184 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 185 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 512 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 186 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 128u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 187 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 188 "examples/hgemm-mma-guarded.ts"
+#line 190 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 4; i_5++) {
-#line 189 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
-#line 190 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 32));
 #line 191 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 32) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 1024 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 32));
 #line 193 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_3 / 32) * 264u + (unsigned int)(p_3 % 32) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 32) * 8u);
 #line 194 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+        if (p_3 < 1024 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 195 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 264u + (unsigned int)(p_3 / 32) * 264u + (unsigned int)(p_3 % 32) * 8u);
+#line 196 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+#line 197 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 202 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 4; i_6++) {
-#line 203 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 4; i_6++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 8; j_2++) {
 #line 206 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 207 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 64u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 208 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 8u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 64u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 209 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 210 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 8u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 211 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_f16(value) : tsk_f32_to_f16(value + beta * tsk_f16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -1354,64 +1354,64 @@ extern "C" __global__ void __launch_bounds__(256) hgemmMmaGuarded_T_f16_BM_64_BN
         }
       }
     }
-#line 178 "examples/hgemm-mma-guarded.ts"
+#line 180 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 179 "examples/hgemm-mma-guarded.ts"
+#line 181 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 1; i_4++) {
-#line 180 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
-#line 181 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 256u);
 #line 183 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 184 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 185 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 186 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 187 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 188 "examples/hgemm-mma-guarded.ts"
+#line 190 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 2; i_5++) {
-#line 189 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
-#line 190 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 16));
 #line 191 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 16) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 256u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 512 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 16));
 #line 193 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 136u + (unsigned int)(p_3 / 16) * 136u + (unsigned int)(p_3 % 16) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 16) * 8u);
 #line 194 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+        if (p_3 < 512 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 195 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 136u + (unsigned int)(p_3 / 16) * 136u + (unsigned int)(p_3 % 16) * 8u);
+#line 196 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+#line 197 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 202 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 2; i_6++) {
-#line 203 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 2; i_6++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 206 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 207 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 208 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 209 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 210 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 211 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_f16(value) : tsk_f32_to_f16(value + beta * tsk_f16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -1574,64 +1574,64 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_f16_BM_64_BN
         }
       }
     }
-#line 178 "examples/hgemm-mma-guarded.ts"
+#line 180 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 179 "examples/hgemm-mma-guarded.ts"
+#line 181 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 2; i_4++) {
-#line 180 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
-#line 181 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 182 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
 #line 183 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 4));
 #line 184 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 4) * 8u);
 #line 185 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 256 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 186 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 64u * 40u + (unsigned int)(p_2 / 4) * 40u + (unsigned int)(p_2 % 4) * 8u);
+#line 187 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 188 "examples/hgemm-mma-guarded.ts"
+#line 190 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 2; i_5++) {
-#line 189 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
-#line 190 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 8));
 #line 191 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 8) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 256 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 8));
 #line 193 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_3 / 8) * 72u + (unsigned int)(p_3 % 8) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 8) * 8u);
 #line 194 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+        if (p_3 < 256 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 195 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 32u * 72u + (unsigned int)(p_3 / 8) * 72u + (unsigned int)(p_3 % 8) * 8u);
+#line 196 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((2u + (unsigned int)i_5) * 8u);
+#line 197 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 202 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 2; i_6++) {
-#line 203 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 2; i_6++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 4; j_2++) {
 #line 206 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 207 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 32u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 208 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 32u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 209 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 210 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 4u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 211 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_f16(value) : tsk_f32_to_f16(value + beta * tsk_f16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
@@ -1794,64 +1794,64 @@ extern "C" __global__ void __launch_bounds__(128) hgemmMmaGuarded_T_f16_BM_32_BN
         }
       }
     }
-#line 178 "examples/hgemm-mma-guarded.ts"
+#line 180 "examples/hgemm-mma-guarded.ts"
     if (fill < steps) {
-#line 179 "examples/hgemm-mma-guarded.ts"
+#line 181 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_4 = 0; i_4 < 1; i_4++) {
-#line 180 "examples/hgemm-mma-guarded.ts"
-        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
-#line 181 "examples/hgemm-mma-guarded.ts"
-        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 2));
 #line 182 "examples/hgemm-mma-guarded.ts"
-        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 2) * 8u);
+        const int p_2 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_4 * 128u);
 #line 183 "examples/hgemm-mma-guarded.ts"
-        if (p_2 < 64 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+        const int row_2 = (int)((unsigned int)aRows + (unsigned int)(p_2 / 2));
 #line 184 "examples/hgemm-mma-guarded.ts"
-          const int at = (int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+        const int col_2 = (int)((unsigned int)k0 + (unsigned int)(p_2 % 2) * 8u);
 #line 185 "examples/hgemm-mma-guarded.ts"
+        if (p_2 < 64 && !(wholeA && row_2 < M && (int)((unsigned int)col_2 + 8u) <= K)) {
+#line 186 "examples/hgemm-mma-guarded.ts"
+          const int at = (int)((unsigned int)fillStage * 32u * 24u + (unsigned int)(p_2 / 2) * 24u + (unsigned int)(p_2 % 2) * 8u);
+#line 187 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&As[at]) = make_uint4((unsigned int)(edges[(int)((unsigned int)i_4 * 8u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)i_4 * 8u + 7u)]).bits << 16));
         }
       }
-#line 188 "examples/hgemm-mma-guarded.ts"
+#line 190 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
       for (int i_5 = 0; i_5 < 1; i_5++) {
-#line 189 "examples/hgemm-mma-guarded.ts"
-        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
-#line 190 "examples/hgemm-mma-guarded.ts"
-        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 4));
 #line 191 "examples/hgemm-mma-guarded.ts"
-        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 4) * 8u);
+        const int p_3 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)i_5 * 128u);
 #line 192 "examples/hgemm-mma-guarded.ts"
-        if (p_3 < 64 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
+        const int row_3 = (int)((unsigned int)k0 + (unsigned int)(p_3 / 4));
 #line 193 "examples/hgemm-mma-guarded.ts"
-          const int at_1 = (int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+        const int col_3 = (int)((unsigned int)bCols + (unsigned int)(p_3 % 4) * 8u);
 #line 194 "examples/hgemm-mma-guarded.ts"
-          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+        if (p_3 < 64 && !(wholeB && row_3 < K && (int)((unsigned int)col_3 + 8u) <= N)) {
 #line 195 "examples/hgemm-mma-guarded.ts"
+          const int at_1 = (int)((unsigned int)fillStage * 16u * 40u + (unsigned int)(p_3 / 4) * 40u + (unsigned int)(p_3 % 4) * 8u);
+#line 196 "examples/hgemm-mma-guarded.ts"
+          const int e_2 = (int)((1u + (unsigned int)i_5) * 8u);
+#line 197 "examples/hgemm-mma-guarded.ts"
           *reinterpret_cast<uint4*>(&Bs[at_1]) = make_uint4((unsigned int)(edges[e_2]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 1u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 2u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 3u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 4u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 5u)]).bits << 16), (unsigned int)(edges[(int)((unsigned int)e_2 + 6u)]).bits | ((unsigned int)(edges[(int)((unsigned int)e_2 + 7u)]).bits << 16));
         }
       }
     }
   }
-#line 202 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-  for (int i_6 = 0; i_6 < 1; i_6++) {
-#line 203 "examples/hgemm-mma-guarded.ts"
-#pragma unroll
-    for (int j_2 = 0; j_2 < 2; j_2++) {
 #line 204 "examples/hgemm-mma-guarded.ts"
 #pragma unroll
-      for (int e_3 = 0; e_3 < 4; e_3++) {
+  for (int i_6 = 0; i_6 < 1; i_6++) {
 #line 205 "examples/hgemm-mma-guarded.ts"
-        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
+#pragma unroll
+    for (int j_2 = 0; j_2 < 2; j_2++) {
 #line 206 "examples/hgemm-mma-guarded.ts"
-        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
+#pragma unroll
+      for (int e_3 = 0; e_3 < 4; e_3++) {
 #line 207 "examples/hgemm-mma-guarded.ts"
-        if (row_4 < M && col_4 < N) {
+        const int row_4 = (int)((unsigned int)aRows + (unsigned int)warpRow * 16u + (unsigned int)i_6 * 16u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 1u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 0u + (unsigned int)((e_3 >> 1) & 1) * 8u));
 #line 208 "examples/hgemm-mma-guarded.ts"
-          const float value = alpha * acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+        const int col_4 = (int)((unsigned int)bCols + (unsigned int)warpCol * 16u + (unsigned int)j_2 * 8u + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 31 & 3) * 2u + (unsigned int)((e_3 >> 0) & 1) * 1u));
 #line 209 "examples/hgemm-mma-guarded.ts"
+        if (row_4 < M && col_4 < N) {
+#line 210 "examples/hgemm-mma-guarded.ts"
+          const float value = alpha * acc[(int)(((unsigned int)i_6 * 2u + (unsigned int)j_2) * 4u + (unsigned int)e_3)];
+#line 211 "examples/hgemm-mma-guarded.ts"
           C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)] = beta == 0.0f ? tsk_f32_to_f16(value) : tsk_f32_to_f16(value + beta * tsk_f16_to_f32(C[(int)((unsigned int)row_4 * (unsigned int)N + (unsigned int)col_4)]));
         }
       }
