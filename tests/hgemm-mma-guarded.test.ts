@@ -3,7 +3,7 @@
  * mma.sync m16n8k16, edges loaded element by element) on the CPU backend, on fresh random inputs each run: bit for
  * bit the emulation docs/language.md §25 defines (each product exact in f32, k ascending with one f32 rounding per
  * addition, then α·sum (+ β·C) rounded to T once) and within the normwise bound of a float64 product
- * (matmulTolerance16), for shapes with rows of every kind (odd lengths, whole 16-byte units, partial tiles in all
+ * (matmulTolerance16, tests/gemm16-reference.ts), for shapes with rows of every kind (odd lengths, whole 16-byte units, partial tiles in all
  * three dimensions), each tile size the file builds, α/β ≠ (1, 0), β = 0 over a C poisoned with NaN, and checked
  * mode. Then `matmul()`'s choice: this rung on CUDA GPUs from sm_80 where the warpgroup rung does not run, the tiled
  * kernel on older GPUs and the CPU; and `dtype<T>()`/`shared.of<T>()` outside their places.
@@ -11,10 +11,11 @@
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { bf16Bits, bf16FromBits, f16Bits, f16FromBits } from "../compiler/lang/float16.ts";
+import { bf16Bits, f16Bits } from "../compiler/lang/float16.ts";
 import { chooseMatmul, compileKernelLibrary, matmul, matmulTolerance16, type Device, type KernelHandle, type KernelLibrary } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
 import { compileSource } from "./compile-source.ts";
+import { gemm16Reference } from "./gemm16-reference.ts";
 import { repoRoot } from "./golden-cases.ts";
 
 const file = path.join(repoRoot, "examples", "hgemm-mma-guarded.ts");
@@ -23,30 +24,6 @@ const libraryOf = () => (library ??= compileKernelLibrary([file, path.join(repoR
 const build = (type: "bf16" | "f16", BM: number, BN: number): KernelHandle =>
   libraryOf().kernels.find((h) => h.description.name === "hgemmMmaGuarded" && h.description.specialization.T === type && h.description.specialization.BM === BM && h.description.specialization.BN === BN)!;
 
-/** C = α·A·B + β·C in the documented order, as 16-bit encodings, and the normwise error of those against float64. */
-function reference(type: "bf16" | "f16", [m, n, k]: readonly number[], aBits: Uint16Array, bBits: Uint16Array, cBits: Uint16Array, alpha: number, beta: number): { bits: Uint16Array; error: number } {
-  const [encode, decode] = type === "bf16" ? [bf16Bits, bf16FromBits] : [f16Bits, f16FromBits];
-  const bits = new Uint16Array(m! * n!);
-  let errorSquared = 0;
-  let normSquared = 0;
-  for (let i = 0; i < m!; i++) {
-    for (let j = 0; j < n!; j++) {
-      let sum = 0;
-      let exact = 0;
-      for (let p = 0; p < k!; p++) {
-        const product = decode(aBits[i * k! + p]!) * decode(bBits[p * n! + j]!);
-        sum = Math.fround(sum + product);
-        exact += product;
-      }
-      const old = decode(cBits[i * n! + j]!);
-      bits[i * n! + j] = encode(beta === 0 ? Math.fround(alpha * sum) : Math.fround(Math.fround(alpha * sum) + Math.fround(beta * old)));
-      const ref = alpha * exact + (beta === 0 ? 0 : beta * old);
-      errorSquared += (decode(bits[i * n! + j]!) - ref) ** 2;
-      normSquared += ref ** 2;
-    }
-  }
-  return { bits, error: Math.sqrt(errorSquared / normSquared) };
-}
 
 const randomOf = (type: "bf16" | "f16") => (length: number) => Uint16Array.from({ length }, () => (type === "bf16" ? bf16Bits : f16Bits)(Math.random() * 2 - 1));
 
@@ -82,7 +59,7 @@ describe("hgemm-mma-guarded on the CPU backend", () => {
       const C = device.createBuffer(type, cBits);
       const kernel = build(type, BM, BN);
       await device.launch(kernel, { grid: [Math.ceil(n / BN), Math.ceil(m / BM)], args: [m, n, k, alpha, device.createBuffer(type, aBits), device.createBuffer(type, bBits), beta, C] });
-      const expected = reference(type, shape, aBits, bBits, cBits, alpha, beta);
+      const expected = gemm16Reference(type, m, n, k, aBits, bBits, cBits, alpha, beta);
       expect(Array.from((await device.read(C, { bits: true })) as Uint16Array)).toEqual(Array.from(expected.bits));
       expect(expected.error).toBeLessThan(matmulTolerance16(type, k));
     });
@@ -124,7 +101,7 @@ describe("matmul() and the warp-level 16-bit rung", () => {
     const C = device.createBuffer("f16", cBits);
     const ran = await matmul(device, libraryOf(), device.createBuffer("f16", aBits), device.createBuffer("f16", bBits), C, { m, n, k, alpha: 2, beta: -1, dtype: "f16", variant: "hgemm-mma-guarded-f16", tuning: false });
     expect(ran).toBe("hgemm-mma-guarded-f16");
-    const expected = reference("f16", [m, n, k], aBits, bBits, cBits, 2, -1);
+    const expected = gemm16Reference("f16", m, n, k, aBits, bBits, cBits, 2, -1);
     expect(Array.from((await device.read(C, { bits: true })) as Uint16Array)).toEqual(Array.from(expected.bits));
   });
 });

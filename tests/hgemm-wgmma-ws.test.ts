@@ -12,9 +12,10 @@
 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { bf16Bits, bf16FromBits, f16Bits, f16FromBits } from "../compiler/lang/float16.ts";
+import { bf16Bits, bf16FromBits, f16Bits } from "../compiler/lang/float16.ts";
 import { chooseMatmul, compileKernelLibrary, createTensorMap, matmul, matmulTolerance16, type Device, type KernelHandle, type KernelLibrary } from "../runtime/index.ts";
 import { CpuDevice } from "../runtime/cpu/cpu-device.ts";
+import { gemm16Reference } from "./gemm16-reference.ts";
 import { repoRoot } from "./golden-cases.ts";
 
 const file = path.join(repoRoot, "examples", "hgemm-wgmma-ws.ts");
@@ -75,30 +76,6 @@ describe("hgemm-wgmma-ws on the CPU backend", () => {
   });
 });
 
-/** C = α·A·B + β·C by the documented order (k ascending, one f32 rounding per addition), as 16-bit encodings. */
-function reference(type: "bf16" | "f16", m: number, n: number, k: number, aBits: Uint16Array, bBits: Uint16Array, cBits: Uint16Array, alpha: number, beta: number): { bits: Uint16Array; error: number } {
-  const [encode, decode] = type === "bf16" ? [bf16Bits, bf16FromBits] : [f16Bits, f16FromBits];
-  const bits = new Uint16Array(m * n);
-  let errorSquared = 0;
-  let normSquared = 0;
-  for (let i = 0; i < m; i++) {
-    for (let j = 0; j < n; j++) {
-      let sum = 0;
-      let exact = 0;
-      for (let p = 0; p < k; p++) {
-        const product = decode(aBits[i * k + p]!) * decode(bBits[p * n + j]!);
-        sum = Math.fround(sum + product);
-        exact += product;
-      }
-      const old = decode(cBits[i * n + j]!);
-      bits[i * n + j] = encode(beta === 0 ? Math.fround(alpha * sum) : Math.fround(Math.fround(alpha * sum) + Math.fround(beta * old)));
-      const ref = alpha * exact + (beta === 0 ? 0 : beta * old);
-      errorSquared += (decode(bits[i * n + j]!) - ref) ** 2;
-      normSquared += ref ** 2;
-    }
-  }
-  return { bits, error: Math.sqrt(errorSquared / normSquared) };
-}
 
 describe("matmul() in bf16 and f16", () => {
   let library: KernelLibrary | undefined;
@@ -136,7 +113,7 @@ describe("matmul() in bf16 and f16", () => {
       const C = device.createBuffer(type, cBits);
       const ran = await matmul(device, libraryOf(), device.createBuffer(type, aBits), device.createBuffer(type, bBits), C, { m, n, k, alpha, beta, variant, tuning: false });
       expect(ran).toBe(variant ?? (type === "bf16" ? "hgemm-tiled" : "hgemm-tiled-f16"));
-      const expected = reference(type, m, n, k, aBits, bBits, cBits, alpha, beta);
+      const expected = gemm16Reference(type, m, n, k, aBits, bBits, cBits, alpha, beta);
       expect(Array.from((await device.read(C, { bits: true })) as Uint16Array)).toEqual(Array.from(expected.bits));
       expect(expected.error).toBeLessThan(matmulTolerance16(type, k));
     });
