@@ -926,6 +926,57 @@ class PrebuiltOps(unittest.TestCase):
         self.assertTrue(rt.matmul(self.tensor((3, 0)), self.tensor((0, 5))).zeroed)
         self.assertEqual(self.driver.launches, [])
 
+    def test_matmul_and_attention_take_the_routes_of_generated_operators(self):
+        # Eagerly on plain tensors: straight to the kernels, the registered operators are not called.
+        ops = rt.builtin_ops(self.torch)
+        calls = []
+        for name in ("tskernel::matmul16", "tskernel::attention_forward"):
+            op = self.torch.registered[name]
+            op.fn = (lambda fn, name: lambda *args: (calls.append(name), fn(*args))[1])(op.fn, name)
+        a, b = self.tensor((128, 64)), self.tensor((64, 256))
+        q, k, v = (self.tensor((1, 2, 128, 64)) for _ in range(3))
+        rt.matmul(a, b)
+        rt.attention(q, k, v)
+        self.assertEqual((calls, self.torch.applied, len(self.driver.launches)), ([], [], 2))
+        # A gradient wanted: the autograd functions, whose backward launches the same kernels as the operators'.
+        c = rt.matmul(self.tensor((128, 64), requires_grad=True), b)
+        rt.attention(self.tensor((1, 2, 128, 64), requires_grad=True), k, v, causal=True)
+        (matmul_function, matmul_ctx), (attention_function, attention_ctx) = self.torch.applied
+        self.assertEqual((calls, c.shape, attention_ctx.causal), ([], (128, 256), True))
+        del self.driver.launches[:]
+        grad_a, grad_b = matmul_function.backward(matmul_ctx, self.tensor((128, 256)))
+        self.assertEqual((grad_a.shape, grad_b.shape, len(self.driver.launches), calls), ((128, 64), (64, 256), 2, []))
+        dq, dk, dv, _, _ = attention_function.backward(attention_ctx, self.tensor((1, 2, 128, 64)), None)
+        self.assertEqual((dq.shape, len(self.driver.launches), calls), ((1, 2, 128, 64), 5, []))
+        # Under torch.compile (or a mode, or a subclass): the operators.
+        self.torch.mode.compiling = True
+        rt.matmul(a, b)
+        rt.attention(q, k, v)
+        self.assertEqual(calls, ["tskernel::matmul16", "tskernel::attention_forward"])
+        self.assertIs(rt.builtin_ops(self.torch), ops)
+
+    def test_matmul16_plans_a_shape_once_per_device_and_architecture(self):
+        chosen = []
+        rung = rt.matmul16_rung
+        rt.matmul16_rung = lambda *args: (chosen.append(args[1:]), rung(*args))[1]
+        try:
+            for _ in range(3):
+                rt.matmul(self.tensor((256, 64)), self.tensor((64, 512)))
+            self.driver.arch = "sm_80"
+            rt.matmul(self.tensor((256, 64)), self.tensor((64, 512)))
+            rt.matmul(self.tensor((256, 64), "float16"), self.tensor((64, 512), "float16"))
+        finally:
+            rt.matmul16_rung = rung
+        self.assertEqual(chosen, [("sm_90", 256, 512, 64, True, False), ("sm_80", 256, 512, 64, True, False), ("sm_80", 256, 512, 64, True, True)])
+        functions = [launch["function"] for launch in self.driver.launches]
+        wgmma, mma = rt.prebuilt().find("hgemmWgmmaWs").function, rt.prebuilt().find("hgemmMmaGuarded", T="bf16", BM=32, BN=32).function
+        self.assertEqual(functions[:4], [wgmma, wgmma, wgmma, mma])
+        # An unaligned operand is another plan (the tiled rung), not the aligned shape's.
+        a = self.tensor((256, 64))
+        a.address += 2
+        rt.matmul(a, self.tensor((64, 512)))
+        self.assertEqual(self.driver.launches[-1]["function"], rt.prebuilt().find("hgemmTiledBf16").function)
+
     def test_matmul_gradients(self):
         op = self.torch.registered["tskernel::matmul16"]
         a, b = self.tensor((128, 64)), self.tensor((64, 256))

@@ -639,8 +639,11 @@ class RawKernel:
 
     def launch(self, index, grid, stream, values):
         grid = check_grid(self.name, grid)
-        if grid is None:
-            return
+        if grid is not None:
+            self.launch_grid(index, grid, stream, values)
+
+    def launch_grid(self, index, grid, stream, values):
+        """launch() with a grid check_grid has passed already (three ints, none 0)."""
         cuda = driver()
         loaded = self.loaded.get(index)
         if loaded is None:
@@ -649,10 +652,18 @@ class RawKernel:
             loaded = (context, function, ArgumentPack([ctypes.c_void_p if t is None else t.ctype for t in self.types], function))
             self.loaded[index] = loaded
         context, function, pack = loaded
+        block = self.block
         with pack.lock:
             for slot, t, value in zip(pack.values, self.types, values):
                 slot.value = value if t is None else t.convert(value)
-            launch_packed(cuda, context, function, self.function, grid, self.block, self.shared_bytes, stream, pack)
+            cuda.get_current(pack.current_pointer)
+            if pack.current.value != context:
+                launch_packed(cuda, context, function, self.function, grid, block, self.shared_bytes, stream, pack)
+                return
+            # PyTorch's context is current (the usual case): the entry point without argtypes, as the fast launcher calls it.
+            code = cuda.launch_kernel_raw(pack.function, grid[0], grid[1], grid[2], block[0], block[1], block[2], self.shared_bytes, ctypes.c_void_p(stream), pack.array, None)
+        if code != 0:
+            cuda.check(f"cuLaunchKernel({self.function})", code)
 
 
 class Prebuilt:
@@ -666,6 +677,8 @@ class Prebuilt:
             manifest = json.load(f)
         images = {}
         self.kernels = {}
+        # tskernel::matmul16's choices by (device, architecture, f16, m, n, k, aligned): _matmul16_plan.
+        self.matmul16_plans = {}
         for k in manifest.get("kernels", ()):
             cuda = (k.get("outputs") or {}).get("cuda")
             if not cuda or not (cuda.get("cubin") or cuda.get("ptx")) or not k.get("block"):
@@ -1222,6 +1235,8 @@ def builtin_ops(torch):
             return _builtin
         ops = _Ops()
         ops.torch = torch
+        if _route_checks is None:
+            _setup_routes(torch)
         # Another copy of this file imported under another name (a package's and a top-level one) registered
         # them already: the operators are PyTorch's, one per process, so that copy's serve this one too.
         registered = getattr(getattr(getattr(torch, "_library", None), "custom_ops", None), "OPDEFS", None)
@@ -1229,6 +1244,7 @@ def builtin_ops(torch):
             ops.matmul16 = registered["tskernel::matmul16"]
             ops.attention_forward = registered["tskernel::attention_forward"]
             ops.attention_backward = registered["tskernel::attention_backward"]
+            ops.matmul16_eager = ops.attention_forward_eager = None
             _builtin = ops
             return ops
         custom_op = torch.library.custom_op
@@ -1250,11 +1266,12 @@ def builtin_ops(torch):
             a, b = ctx.saved_tensors
             grad = contiguous(grad)
             needs = getattr(ctx, "needs_input_grad", (True, True))
-            grad_a = ops.matmul16(grad, b.t().contiguous()) if needs[0] else None
-            grad_b = ops.matmul16(a.t().contiguous(), grad) if needs[1] else None
+            grad_a = _routed_matmul16(torch, ops, grad, b.t().contiguous()) if needs[0] else None
+            grad_b = _routed_matmul16(torch, ops, a.t().contiguous(), grad) if needs[1] else None
             return grad_a, grad_b
 
         ops.matmul16.register_autograd(matmul16_gradients, setup_context=matmul16_setup)
+        ops.matmul16_eager = eager_autograd(lambda a, b: _matmul16(torch, a, b), matmul16_setup, matmul16_gradients)
 
         def forward_impl(q, k, v, causal, scale):
             return _attention_forward(torch, q, k, v, causal, scale)
@@ -1291,10 +1308,15 @@ def builtin_ops(torch):
         def attention_gradients(ctx, grad_out, _grad_lse):
             # The log-sum-exps are what the backward needs, not a result with gradients of its own.
             q, k, v, out, lse = ctx.saved_tensors
-            dq, dk, dv = ops.attention_backward(q, k, v, out, lse, contiguous(grad_out), ctx.causal, ctx.scale)
+            grad_out = contiguous(grad_out)
+            if route(q, k, v, out, lse, grad_out) == LAUNCH:
+                dq, dk, dv = _attention_backward(torch, q, k, v, out, lse, grad_out, ctx.causal, ctx.scale)
+            else:
+                dq, dk, dv = ops.attention_backward(q, k, v, out, lse, grad_out, ctx.causal, ctx.scale)
             return dq, dk, dv, None, None
 
         ops.attention_forward.register_autograd(attention_gradients, setup_context=attention_setup)
+        ops.attention_forward_eager = eager_autograd(lambda q, k, v, causal, scale: _attention_forward(torch, q, k, v, causal, scale), attention_setup, attention_gradients)
         _builtin = ops
         return ops
 
@@ -1372,35 +1394,83 @@ def mma_build(kernels, m, n, dtype):
     return next((b for b in builds if blocks(b) >= 128), max(builds, key=blocks))
 
 
-def _matmul16(torch, a, b):
-    """C = A·B in bf16 or f16 (f32 accumulation, C rounded once): the implementation of tskernel::matmul16."""
+def _matmul16_operands(torch, a, b):
+    """(m, n, k, device index) of two operands that tskernel::matmul16 takes, checked without building device
+    objects or messages (a few microseconds a call); anything else goes to _check_matmul16, which names the problem."""
+    dtype = a.dtype
+    if (dtype is torch.bfloat16 or dtype is torch.float16) and b.dtype is dtype and a.dim() == 2 and b.dim() == 2 and a.is_cuda and b.is_cuda:
+        m, k = a.shape
+        k_b, n = b.shape
+        index = a.get_device()
+        if k == k_b and b.get_device() == index and a.is_contiguous() and b.is_contiguous() and m < 2**31 and n < 2**31 and k < 2**31:
+            return m, n, k, index
     _check_matmul16(torch, "tskernel::matmul16", a, b)
     m, k = a.shape
-    n = b.shape[1]
+    return m, b.shape[1], k, a.get_device()
+
+
+MATMUL16_PLANS = 4096  # shapes remembered per build of the prebuilt kernels (the dict is emptied when full)
+
+
+def _matmul16_plan(index, f16, m, n, k, aligned):
+    """(kernel, grid, tensor-map boxes of A, B and C or None, element type name) of an m×n×k product on device
+    `index`: the rung matmul16_rung picks and its launch, worked out once per shape and device."""
+    kernels = prebuilt()
+    arch = driver().device(index)[1]
+    key = (index, arch, f16, m, n, k, aligned)
+    plan = kernels.matmul16_plans.get(key)
+    if plan is not None:
+        return plan
+    name, kernel = matmul16_rung(kernels, arch, m, n, k, aligned, f16)
+    boxes = None
+    if name.startswith("hgemm-wgmma-ws"):
+        # A in boxes of 128 rows × 64, B and C of 64 × 64 (matmul16.ts's tensorMapA and tensorMapsBC); a
+        # persistent grid of at most one block a multiprocessor.
+        boxes = ((128, 64), (64, 64), (64, 64))
+        grid = (min(cdiv(m, 128) * cdiv(n, 256), _multiprocessors_of(index)), 1, 1)
+    elif name.startswith("hgemm-mma-guarded"):
+        grid = (cdiv(n, kernel.constants["BN"]), cdiv(m, kernel.constants["BM"]), 1)
+    else:
+        tile = kernel.constants.get("TILE", 16)
+        grid = (cdiv(n, tile), cdiv(m, tile), 1)
+    plan = (kernel, check_grid(kernel.name, grid), boxes, "f16" if f16 else "bf16")
+    if len(kernels.matmul16_plans) >= MATMUL16_PLANS:
+        kernels.matmul16_plans.clear()
+    kernels.matmul16_plans[key] = plan
+    return plan
+
+
+def _matmul16(torch, a, b):
+    """C = A·B in bf16 or f16 (f32 accumulation, C rounded once): the implementation of tskernel::matmul16."""
+    m, n, k, index = _matmul16_operands(torch, a, b)
     if k == 0:
         return torch.zeros((m, n), dtype=a.dtype, device=a.device)
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
     if m == 0 or n == 0:
         return c
-    index = a.get_device()
-    arch = driver().device(index)[1]
-    aligned = a.data_ptr() % 16 == 0 and b.data_ptr() % 16 == 0 and c.data_ptr() % 16 == 0
-    name, kernel = matmul16_rung(prebuilt(), arch, m, n, k, aligned, a.dtype == torch.float16)
+    pa, pb, pc = a.data_ptr(), b.data_ptr(), c.data_ptr()
+    kernel, grid, boxes, type_name = _matmul16_plan(index, a.dtype is torch.float16, m, n, k, (pa | pb | pc) % 16 == 0)
     stream = _stream_of(index)
-    base = [m, n, k, 1.0, a.data_ptr(), b.data_ptr(), 0.0, c.data_ptr()]
-    if name.startswith("hgemm-wgmma-ws"):
-        # A in boxes of 128 rows × 64, B and C of 64 × 64 (matmul16.ts's tensorMapA and tensorMapsBC); a
-        # persistent grid of at most one block a multiprocessor.
-        maps = (tensor_map_of(a, m, k, 128, 64), tensor_map_of(b, k, n, 64, 64), tensor_map_of(c, m, n, 64, 64))
-        _buffer, addresses = tensor_maps.addresses(torch, a.device, stream, maps)
-        tiles = cdiv(m, 128) * cdiv(n, 256)
-        kernel.launch(index, (min(tiles, _multiprocessors_of(index)), 1, 1), stream, base + list(addresses))
-    elif name.startswith("hgemm-mma-guarded"):
-        kernel.launch(index, (cdiv(n, kernel.constants["BN"]), cdiv(m, kernel.constants["BM"]), 1), stream, base)
-    else:
-        tile = kernel.constants.get("TILE", 16)
-        kernel.launch(index, (cdiv(n, tile), cdiv(m, tile), 1), stream, base)
+    values = [m, n, k, 1.0, pa, pb, 0.0, pc]
+    if boxes is not None:
+        (ar, ac), (br, bc), (cr, cc) = boxes
+        specs = ((pa, m, k, ar, ac, type_name), (pb, k, n, br, bc, type_name), (pc, m, n, cr, cc, type_name))
+        _buffer, addresses = tensor_maps.addresses(torch, a.device, stream, specs)
+        values += addresses
+    kernel.launch_grid(index, grid, stream, values)
     return c
+
+
+def _routed_matmul16(torch, ops, a, b):
+    """tskernel::matmul16 of a and b, by the route a generated operator takes (route): eagerly on plain tensors
+    straight to _matmul16 (no gradient wanted) or through an autograd function with the operator's gradients,
+    else through PyTorch's dispatcher (torch.compile, modes, subclasses)."""
+    way = route(a, b)
+    if way == LAUNCH:
+        return _matmul16(torch, a, b)
+    if way == AUTOGRAD and ops.matmul16_eager is not None:
+        return ops.matmul16_eager(a, b)
+    return ops.matmul16(a, b)
 
 
 def matmul(a, b):
@@ -1414,7 +1484,8 @@ def matmul(a, b):
     torch.compile, since it is an allocation and a custom operator that writes it; no gradients.
 
     bfloat16 and float16: the operator tskernel::matmul16 (products accumulated in f32, C rounded to the input
-    type once), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel on an sm_90 GPU where n and k
+    type once; eagerly on plain tensors its implementation is called directly, as a generated operator's is:
+    _routed_matmul16), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel on an sm_90 GPU where n and k
     are multiples of 8, else the warp-level kernel from sm_80, else the tiled kernel) from the prebuilt kernels
     (prebuilt_build_command()),
     with gradients (dA = dC·Bᵀ, dB = Aᵀ·dC through the same operator)."""
@@ -1424,7 +1495,7 @@ def matmul(a, b):
     if a.dim() != 2 or b.dim() != 2:
         raise TskernelError(f"matmul: expects two matrices, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     if a.dtype == torch.bfloat16 or a.dtype == torch.float16:
-        return builtin_ops(torch).matmul16(a, b)
+        return _routed_matmul16(torch, builtin_ops(torch), a, b)
     if _sgemm is None:
         if __package__:
             from . import sgemm_multistage as module
@@ -1561,6 +1632,12 @@ def attention_forward(q, k, v, causal=False, scale=None):
     ops = builtin_ops(torch)
     if scale is None:
         scale = q.shape[-1] ** -0.5
+    # The route a generated operator takes (route, _routed_matmul16).
+    way = route(q, k, v)
+    if way == LAUNCH:
+        return _attention_forward(torch, q, k, v, bool(causal), float(scale))
+    if way == AUTOGRAD and ops.attention_forward_eager is not None:
+        return ops.attention_forward_eager(q, k, v, bool(causal), float(scale))
     return ops.attention_forward(q, k, v, bool(causal), float(scale))
 
 
@@ -1572,6 +1649,8 @@ def attention_backward(q, k, v, out, lse, grad_out, causal=False, scale=None):
     ops = builtin_ops(torch)
     if scale is None:
         scale = q.shape[-1] ** -0.5
+    if route(q, k, v, out, lse, grad_out) == LAUNCH:
+        return _attention_backward(torch, q, k, v, out, lse, grad_out, bool(causal), float(scale))
     return ops.attention_backward(q, k, v, out, lse, grad_out, bool(causal), float(scale))
 
 
