@@ -37,6 +37,8 @@ export const torchRungs: readonly string[] = [
   // bf16 and f16 (tensor cores), timed against torch.mm in the same type.
   "hgemm-wgmma-ws",
   "hgemm-wgmma-ws-f16",
+  "hgemm-wgmma-small",
+  "hgemm-wgmma-small-f16",
   "hgemm-mma-guarded",
   "hgemm-mma-guarded-f16",
   "hgemm-tiled",

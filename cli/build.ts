@@ -133,6 +133,7 @@ export const torchRuntimeFile = "tskernel_torch.py";
 export const torchPrebuiltKernels: readonly string[] = [
   "hgemmWgmmaWs",
   "hgemmWgmmaWsF16",
+  "hgemmWgmmaSmall",
   "hgemmMmaGuarded",
   "hgemmTiledBf16",
   "hgemmTiledF16",

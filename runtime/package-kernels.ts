@@ -51,6 +51,7 @@ export const packageKernelFiles: readonly string[] = [
   "examples/hgemm-tiled.ts",
   "examples/hgemm-mma-guarded.ts",
   "examples/hgemm-wgmma-ws.ts",
+  "examples/hgemm-wgmma-small.ts",
   // scaledMatmul()'s fp8 rungs (runtime/matmul/scaled-matmul.ts).
   "examples/fp8gemm-wgmma-ws.ts",
   "examples/fp8gemm-tiled.ts",

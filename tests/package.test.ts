@@ -230,7 +230,7 @@ describe("the packed tarball", () => {
     // The CMake module that C++ projects include from node_modules/tskernel/cmake/.
     expect(listing).toContain("cmake/Tskernel.cmake");
     // The package's own kernels (matmul() and attention() without a library): every target's code of each file.
-    for (const stem of ["sgemm-multistage", "hgemm-wgmma-ws", "hgemm-mma-guarded", "hgemm-tiled", "fp8gemm-wgmma-ws", "fp8gemm-tiled", "flash-attention-fold", "flash-attention-backward"]) {
+    for (const stem of ["sgemm-multistage", "hgemm-wgmma-ws", "hgemm-wgmma-small", "hgemm-mma-guarded", "hgemm-tiled", "fp8gemm-wgmma-ws", "fp8gemm-tiled", "flash-attention-fold", "flash-attention-backward"]) {
       expect(listing, stem).toContain(`dist/kernels/${stem}.js`);
       expect(listing, stem).toContain(`dist/kernels/${stem}.cu`);
     }

@@ -151,7 +151,7 @@ export const half = kernel(
     // tests read instead of their own copy of the entries.
     const prebuiltManifest = path.join(dir, "prebuilt", "manifest.json");
     fs.mkdirSync(path.dirname(prebuiltManifest));
-    const prebuiltFiles = ["hgemm-wgmma-ws.ts", "hgemm-mma-guarded.ts", "hgemm-tiled.ts", "flash-attention-fold.ts", "flash-attention-backward.ts"].map((f) => path.join(repoRoot, "examples", f));
+    const prebuiltFiles = ["hgemm-wgmma-ws.ts", "hgemm-wgmma-small.ts", "hgemm-mma-guarded.ts", "hgemm-tiled.ts", "flash-attention-fold.ts", "flash-attention-backward.ts"].map((f) => path.join(repoRoot, "examples", f));
     fs.writeFileSync(prebuiltManifest, JSON.stringify(manifestOf(prebuiltFiles).manifest));
     // Python's byte code goes to the temporary folder, not beside the sources in the repository.
     const env = { ...process.env, PYTHONPYCACHEPREFIX: path.join(dir, "pycache") };

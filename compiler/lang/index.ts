@@ -957,6 +957,20 @@ export function arriveExpectBytes(barriers: Barriers, index: i32, bytes: i32): v
  * to every block of the cluster whose rank's bit is set in `mask`, at `offset` of its own `target`, its bytes
  * counted on its own barrier `index` (`.multicast::cluster`).
  */
+export function copyTile(target: Half16Array, offset: i32, source: Readonly<Half16Array>, map: ReadonlyUint32Array, x: i32, y: i32, barriers: Barriers, index: i32, options?: { multicast: i32 }): void;
+// (The 16-bit form alone first: a kernel over T passes `ReadonlyBufferOf<T>`, which TypeScript relates to one
+// Readonly type but not to a union of several.)
+export function copyTile(
+  target: Float32Array | Half16Array | Float8Array,
+  offset: i32,
+  source: ElementArray | Readonly<Half16Array> | Readonly<Float8Array>,
+  map: ReadonlyUint32Array,
+  x: i32,
+  y: i32,
+  barriers: Barriers,
+  index: i32,
+  options?: { multicast: i32 },
+): void;
 export function copyTile(
   target: Float32Array | Half16Array | Float8Array,
   offset: i32,

@@ -22,7 +22,7 @@ Sections (each one's result, or its error, goes into the JSON report; the exit s
 - kernel_time: each operator's GPU time (CUDA events around the call) against the same cubin function launched
   by the bench harness (bench/torch-reference.py's Driver) on the same tensors, interleaved;
 - cupy: the same cubin through CuPy's RawModule, as docs/torch.md shows it;
-- matmul16: tskernel_torch.matmul in bf16 and f16 (4096³, 1000³, 8192×1024×2048, 1023×515×257) against a float64
+- matmul16: tskernel_torch.matmul in bf16 and f16 (4096³, 1000³, 512³, 8192×1024×2048, 1023×515×257) against a float64
   product of the same inputs within runtime/matmul's bound for 16-bit results, the rung that ran, its GPU time
   against torch.mm's, and its gradients against float64 autograd;
 - attention: tskernel_torch.attention (bf16) forward and gradients against float64 on sampled heads and rows
@@ -30,7 +30,7 @@ Sections (each one's result, or its error, goes into the JSON report; the exit s
   of both, and every gradient of a small shape against float64 autograd;
 - tensor_ops_compile: matmul and attention under torch.compile(fullgraph=True), forward and backward, against
   eager; torch.library.opcheck of tskernel::matmul16, attention_forward and attention_backward.
-These three need the prebuilt kernels in the build (examples/hgemm-wgmma-ws.ts, hgemm-mma-guarded.ts, hgemm-tiled.ts, flash-attention-fold.ts,
+These three need the prebuilt kernels in the build (examples/hgemm-wgmma-ws.ts, hgemm-wgmma-small.ts, hgemm-mma-guarded.ts, hgemm-tiled.ts, flash-attention-fold.ts,
 flash-attention-backward.ts: examples/torch-app/README.md) and an sm_90 GPU for attention.
 - transformer_ops: the bf16 operators of kernels.ts (gelu on bf16, layer_norm_bf16 and their backward kernels)
   against float64 with fresh random inputs and poisoned outputs, their gradients through autograd (both
@@ -481,7 +481,7 @@ def section_matmul16(torch, tsk, generator, rounds=20):
     kernels = tsk.prebuilt()
     arch = tsk.driver().device(torch.cuda.current_device())[1]
     for name, dtype in dtypes.items():
-        for m, n, k in [(4096, 4096, 4096), (1000, 1000, 1000), (8192, 1024, 2048), (1023, 515, 257)]:
+        for m, n, k in [(4096, 4096, 4096), (1000, 1000, 1000), (512, 512, 512), (8192, 1024, 2048), (1023, 515, 257)]:
             a = ((torch.rand(m, k, device="cuda", generator=generator) * 2 - 1)).to(dtype)
             b = ((torch.rand(k, n, device="cuda", generator=generator) * 2 - 1)).to(dtype)
             poison = torch.full((m, n), float("nan"), dtype=dtype, device="cuda")
@@ -494,7 +494,7 @@ def section_matmul16(torch, tsk, generator, rounds=20):
             error = normwise(c, ref)
             mm_error = normwise(torch.mm(a, b), ref)
             bound = matmul_bound16(name, k)
-            rung = tsk.matmul16_rung(kernels, arch, m, n, k, True, dtype == torch.float16)[0]
+            rung = tsk.matmul16_rung(kernels, arch, m, n, k, True, dtype == torch.float16, tsk._multiprocessors_of(torch.cuda.current_device()))[0]
             times = gpu_times(torch, {"ours": lambda: tsk.matmul(a, b), "torch.mm": lambda: torch.mm(a, b)}, rounds if m * n * k <= 2**36 else max(5, rounds // 2))
             tflops = {key: 2.0 * m * n * k / (ms * 1e9) for key, ms in times.items()}
             case = {"dtype": name, "shape": (m, n, k), "rung": rung, "poisoned": poisoned, "normwiseRelativeError": error, "torchMmError": mm_error, "bound": bound,

@@ -38,6 +38,8 @@ export { matmulTolerance16, type MatmulDtype } from "./matmul16.ts";
 export type MatmulVariantName =
   | "hgemm-wgmma-ws"
   | "hgemm-wgmma-ws-f16"
+  | "hgemm-wgmma-small"
+  | "hgemm-wgmma-small-f16"
   | "hgemm-mma-guarded"
   | "hgemm-mma-guarded-f16"
   | "hgemm-tiled"
@@ -551,6 +553,7 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     if (!options.variant && !precisionAllows(options, rung)) continue;
     if (!options.variant && !dtypeAllows(options, rung)) continue;
     if (!options.variant && !archAllows(device, rung)) continue;
+    if (!options.variant && rung.ruleTakes && !rung.ruleTakes(m, n, k, multiprocessorsOf(device))) continue;
     // Stream-k by the rule only on CUDA (the CPU backend runs it when asked for by name; WebGPU lacks its fence),
     // and only where its tiles fill the GPU at least once: with fewer it would split every tile.
     if (!options.variant && rung.streamK && device.backend !== "cuda") continue;

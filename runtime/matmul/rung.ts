@@ -63,6 +63,11 @@ export interface Rung {
    */
   readonly cudaArch?: string;
   /**
+   * Where the fixed rule takes the rung (beyond its shape, architecture and type): absent, wherever those allow.
+   * By name (`variant`) it runs wherever its shape fits. `multiprocessors` is the device's (1 off CUDA).
+   */
+  readonly ruleTakes?: (m: number, n: number, k: number, multiprocessors: number) => boolean;
+  /**
    * The lowest CUDA compute capability (times ten) the rung's kernel runs on, for kernels that later GPUs run too
    * (mma.sync m16n8k16: 80): the fixed rule passes over it on older GPUs and on the other backends.
    */

@@ -688,6 +688,8 @@ def _fixture_manifest():
     for name, t in (("hgemmWgmmaWs", "bf16"), ("hgemmWgmmaWsF16", "f16")):
         entry(name, "hgemm-wgmma-ws.ts", {"STAGES": 3, "GROUP": 8}, [384, 1, 1], 214096, gemm(t) + maps("mapA", "mapB", "mapC") + [c("STAGES"), c("GROUP")])
     for t in ("bf16", "f16"):
+        entry("hgemmWgmmaSmall", "hgemm-wgmma-small.ts", {"T": t, "STAGES": 4, "GROUP": 8}, [256, 1, 1], 115792, [dict(p, elementType=t) if p["kind"] == "buffer" else p for p in gemm(t)] + maps("mapA", "mapB", "mapC") + [c("STAGES"), c("GROUP")])
+    for t in ("bf16", "f16"):
         consts = [c("BM"), c("BN"), c("BK"), c("WM"), c("WN"), c("THREADS"), c("STAGES"), c("GROUP")]
         for bm, bn, bk, wm, wn, threads, stages, shared in ((128, 256, 32, 64, 64, 256, 3, 81408), (64, 128, 32, 32, 32, 256, 3, 0), (64, 64, 32, 32, 32, 128, 3, 0), (32, 32, 16, 16, 16, 128, 2, 0)):
             constants = {"T": t, "BM": bm, "BN": bn, "BK": bk, "WM": wm, "WN": wn, "THREADS": threads, "STAGES": stages, "GROUP": 8}
@@ -855,24 +857,42 @@ class PrebuiltOps(unittest.TestCase):
             maps.addresses(self.torch, device, 7, ((0x10008, 256, 64, 128, 64, "bf16"),))
 
     def test_matmul_bf16_on_the_wgmma_rung_where_its_tiles_divide_the_shape(self):
-        a, b = self.tensor((4096, 1024)), self.tensor((1024, 512))
+        a, b = self.tensor((4096, 1024)), self.tensor((1024, 1024))
         c = rt.matmul(a, b)
-        self.assertEqual((c.shape, str(c.dtype)), ((4096, 512), "torch.bfloat16"))
+        self.assertEqual((c.shape, str(c.dtype)), ((4096, 1024), "torch.bfloat16"))
         launch = self.driver.launches[-1]
-        self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"], launch["stream"]), (rt.prebuilt().find("hgemmWgmmaWs").function, (64, 1, 1), (384, 1, 1), 214096, 0x5000))
+        self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"], launch["stream"]), (rt.prebuilt().find("hgemmWgmmaWs").function, (128, 1, 1), (384, 1, 1), 214096, 0x5000))
         args = self.arguments(launch)
-        self.assertEqual(args[:8], [4096, 512, 1024, 1.0, a.address, b.address, 0.0, c.address])
-        self.assertEqual(self.maps_at(args[8:]), [(a.address, 4096, 1024, 128, 64, "bf16"), (b.address, 1024, 512, 64, 64, "bf16"), (c.address, 4096, 512, 64, 64, "bf16")])
+        self.assertEqual(args[:8], [4096, 1024, 1024, 1.0, a.address, b.address, 0.0, c.address])
+        self.assertEqual(self.maps_at(args[8:]), [(a.address, 4096, 1024, 128, 64, "bf16"), (b.address, 1024, 1024, 64, 64, "bf16"), (c.address, 4096, 1024, 64, 64, "bf16")])
         # The grid: min(tiles, multiprocessors).
         rt.matmul(self.tensor((4096, 64)), self.tensor((64, 4096)))
         self.assertEqual(self.driver.launches[-1]["grid"], (132, 1, 1))
-        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 4096, 4096, 4096, True, False)[0], "hgemm-wgmma-ws")
-        # Partial tiles at the edges: 1000³ is 8 × 4 tiles of 128 × 256.
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 4096, 4096, 4096, True, False, 132)[0], "hgemm-wgmma-ws")
+        # Partial tiles at the edges: 2000×2000 is 16 × 8 tiles of 128 × 256.
+        a, b = self.tensor((2000, 1000), "float16"), self.tensor((1000, 2000), "float16")
+        c = rt.matmul(a, b)
+        launch = self.driver.launches[-1]
+        self.assertEqual((launch["function"], launch["grid"]), (rt.prebuilt().find("hgemmWgmmaWsF16").function, (128, 1, 1)))
+        self.assertEqual(self.maps_at(self.arguments(launch)[8:]), [(a.address, 2000, 1000, 128, 64, "f16"), (b.address, 1000, 2000, 64, 64, "f16"), (c.address, 2000, 2000, 64, 64, "f16")])
+
+    def test_matmul_in_small_tiles_where_the_large_ones_leave_half_the_multiprocessors_idle(self):
+        # 1000³: 8 × 4 = 32 tiles of 128 × 256 (fewer than 132 / 2), 16 × 8 = 128 of 64 × 128, partial at the edges.
         a, b = self.tensor((1000, 1000), "float16"), self.tensor((1000, 1000), "float16")
         c = rt.matmul(a, b)
         launch = self.driver.launches[-1]
-        self.assertEqual((launch["function"], launch["grid"]), (rt.prebuilt().find("hgemmWgmmaWsF16").function, (32, 1, 1)))
-        self.assertEqual(self.maps_at(self.arguments(launch)[8:]), [(a.address, 1000, 1000, 128, 64, "f16"), (b.address, 1000, 1000, 64, 64, "f16"), (c.address, 1000, 1000, 64, 64, "f16")])
+        small = rt.prebuilt().find("hgemmWgmmaSmall", T="f16")
+        self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"]), (small.function, (128, 1, 1), (256, 1, 1), 115792))
+        args = self.arguments(launch)
+        self.assertEqual(args[:8], [1000, 1000, 1000, 1.0, a.address, b.address, 0.0, c.address])
+        self.assertEqual(self.maps_at(args[8:]), [(a.address, 1000, 1000, 64, 64, "f16"), (b.address, 1000, 1000, 64, 64, "f16"), (c.address, 1000, 1000, 64, 64, "f16")])
+        # The boundary: 65 large tiles take the small ones, 66 (half of 132) the large; small grids are min(tiles, 132).
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 13 * 128, 5 * 256, 64, True, False, 132)[0], "hgemm-wgmma-small")
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 66 * 128, 256, 64, True, False, 132)[0], "hgemm-wgmma-ws")
+        rt.matmul(self.tensor((13 * 128, 64)), self.tensor((64, 5 * 256)))
+        self.assertEqual((self.driver.launches[-1]["function"], self.driver.launches[-1]["grid"]), (rt.prebuilt().find("hgemmWgmmaSmall", T="bf16").function, (132, 1, 1)))
+        # Without the multiprocessors (or without the kernel in the build) the large tiles, as before.
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 1000, 1000, 1000, True, True)[0], "hgemm-wgmma-ws-f16")
 
     def test_matmul_elsewhere_on_the_warp_level_rung_from_sm_80(self):
         mma = lambda t, bm, bn: rt.prebuilt().find("hgemmMmaGuarded", T=t, BM=bm, BN=bn)  # noqa: E731
@@ -967,9 +987,9 @@ class PrebuiltOps(unittest.TestCase):
             rt.matmul(self.tensor((256, 64), "float16"), self.tensor((64, 512), "float16"))
         finally:
             rt.matmul16_rung = rung
-        self.assertEqual(chosen, [("sm_90", 256, 512, 64, True, False), ("sm_80", 256, 512, 64, True, False), ("sm_80", 256, 512, 64, True, True)])
+        self.assertEqual(chosen, [("sm_90", 256, 512, 64, True, False, 132), ("sm_80", 256, 512, 64, True, False, 132), ("sm_80", 256, 512, 64, True, True, 132)])
         functions = [launch["function"] for launch in self.driver.launches]
-        wgmma, mma = rt.prebuilt().find("hgemmWgmmaWs").function, rt.prebuilt().find("hgemmMmaGuarded", T="bf16", BM=32, BN=32).function
+        wgmma, mma = rt.prebuilt().find("hgemmWgmmaSmall", T="bf16").function, rt.prebuilt().find("hgemmMmaGuarded", T="bf16", BM=32, BN=32).function
         self.assertEqual(functions[:4], [wgmma, wgmma, wgmma, mma])
         # An unaligned operand is another plan (the tiled rung), not the aligned shape's.
         a = self.tensor((256, 64))
@@ -985,7 +1005,7 @@ class PrebuiltOps(unittest.TestCase):
         op.setup_context(ctx, (a, b), c)
         grad_a, grad_b = op.backward(ctx, self.tensor((128, 256)))
         self.assertEqual((grad_a.shape, grad_b.shape), ((128, 64), (64, 256)))
-        self.assertEqual([launch["grid"] for launch in self.driver.launches], [(1, 1, 1), (1, 1, 1), (1, 1, 1)])  # C, dA (128×64) and dB (64×256): one tile each on the wgmma rung
+        self.assertEqual([launch["grid"] for launch in self.driver.launches], [(4, 1, 1), (2, 1, 1), (2, 1, 1)])  # C, dA (128×64) and dB (64×256): their 64×128 tiles on the small-tile wgmma rung
         ctx.needs_input_grad = (False, True)
         self.assertIsNone(op.backward(ctx, self.tensor((128, 256)))[0])
 

@@ -616,7 +616,7 @@ def _type_name_of(tensor):
 # block, dynamic shared memory, parameters and cubin or PTX, and launches them as the runtime's matmul() and
 # attention() do (runtime/matmul, runtime/attention.ts).
 
-PREBUILT_FILES = ("examples/hgemm-wgmma-ws.ts", "examples/hgemm-mma-guarded.ts", "examples/hgemm-tiled.ts", "examples/flash-attention-fold.ts", "examples/flash-attention-backward.ts")
+PREBUILT_FILES = ("examples/hgemm-wgmma-ws.ts", "examples/hgemm-wgmma-small.ts", "examples/hgemm-mma-guarded.ts", "examples/hgemm-tiled.ts", "examples/flash-attention-fold.ts", "examples/flash-attention-backward.ts")
 # The forward kernel of attention, as runtime/attention.ts's attentionForwardKernel: P kept in registers, the
 # scale folded into each exponential.
 ATTENTION_FORWARD = ("flashAttentionFold", "examples/flash-attention-fold.ts")
@@ -1361,16 +1361,21 @@ def _multiprocessors_of(index):
     return count
 
 
-def matmul16_rung(kernels, arch, m, n, k, aligned, f16):
+def matmul16_rung(kernels, arch, m, n, k, aligned, f16, multiprocessors=None):
     """The 16-bit rung for an m×n×k product, as runtime/matmul's fixed rule picks it: the warp-specialized
     wgmma kernel (examples/hgemm-wgmma-ws.ts) on an sm_90 GPU where n and k are multiples of 8 (the tensor
     maps' rows are whole 16-byte units; tiles at the edges are partial) and the operands' addresses are 16-byte
-    aligned, as tensor maps need; else, on GPUs from sm_80 with aligned operands (its 16-byte copies start on
-    multiples of 8 elements), the warp-level kernel for any shape (examples/hgemm-mma-guarded.ts, mma_build);
-    else the tiled kernel (examples/hgemm-tiled.ts), which takes any shape. A build without a kernel of the
-    first two passes on to the next. Returns (rung name, kernel)."""
+    aligned, as tensor maps need, in its 64×128 tiles (examples/hgemm-wgmma-small.ts) where its 128×256 tiles
+    number fewer than half of the GPU's `multiprocessors`; else, on GPUs from sm_80 with aligned operands (its
+    16-byte copies start on multiples of 8 elements), the warp-level kernel for any shape
+    (examples/hgemm-mma-guarded.ts, mma_build); else the tiled kernel (examples/hgemm-tiled.ts), which takes any
+    shape. A build without a kernel of the first ones passes on to the next. Returns (rung name, kernel)."""
     suffix = "-f16" if f16 else ""
     if arch == "sm_90" and k > 0 and n % 8 == 0 and k % 8 == 0 and aligned:
+        if multiprocessors is not None and cdiv(m, 128) * cdiv(n, 256) < multiprocessors / 2:
+            small = kernels.find("hgemmWgmmaSmall", T="f16" if f16 else "bf16")
+            if small is not None:
+                return "hgemm-wgmma-small" + suffix, small
         wgmma = kernels.find("hgemmWgmmaWsF16" if f16 else "hgemmWgmmaWs")
         if wgmma is not None:
             return "hgemm-wgmma-ws" + suffix, wgmma
@@ -1421,13 +1426,18 @@ def _matmul16_plan(index, f16, m, n, k, aligned):
     plan = kernels.matmul16_plans.get(key)
     if plan is not None:
         return plan
-    name, kernel = matmul16_rung(kernels, arch, m, n, k, aligned, f16)
+    multiprocessors = _multiprocessors_of(index)
+    name, kernel = matmul16_rung(kernels, arch, m, n, k, aligned, f16, multiprocessors)
     boxes = None
     if name.startswith("hgemm-wgmma-ws"):
         # A in boxes of 128 rows × 64, B and C of 64 × 64 (matmul16.ts's tensorMapA and tensorMapsBC); a
         # persistent grid of at most one block a multiprocessor.
         boxes = ((128, 64), (64, 64), (64, 64))
-        grid = (min(cdiv(m, 128) * cdiv(n, 256), _multiprocessors_of(index)), 1, 1)
+        grid = (min(cdiv(m, 128) * cdiv(n, 256), multiprocessors), 1, 1)
+    elif name.startswith("hgemm-wgmma-small"):
+        # 64×128 tiles: every map in boxes of 64 × 64; persistent as the large tiles' kernel.
+        boxes = ((64, 64), (64, 64), (64, 64))
+        grid = (min(cdiv(m, 64) * cdiv(n, 128), multiprocessors), 1, 1)
     elif name.startswith("hgemm-mma-guarded"):
         grid = (cdiv(n, kernel.constants["BN"]), cdiv(m, kernel.constants["BM"]), 1)
     else:
@@ -1486,7 +1496,7 @@ def matmul(a, b):
     bfloat16 and float16: the operator tskernel::matmul16 (products accumulated in f32, C rounded to the input
     type once; eagerly on plain tensors its implementation is called directly, as a generated operator's is:
     _routed_matmul16), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel on an sm_90 GPU where n and k
-    are multiples of 8, else the warp-level kernel from sm_80, else the tiled kernel) from the prebuilt kernels
+    are multiples of 8, in small tiles for small products, else the warp-level kernel from sm_80, else the tiled kernel) from the prebuilt kernels
     (prebuilt_build_command()),
     with gradients (dA = dC·Bᵀ, dB = Aᵀ·dC through the same operator)."""
     global _sgemm
