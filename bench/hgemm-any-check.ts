@@ -2,8 +2,8 @@
  * A check of `matmul(…, { dtype: "bf16" | "f16" })` through the runtime on a CUDA GPU (run by the device tool on the
  * H100; not part of the test suite, which has no GPU), with a library of CUDA C that the runtime compiles with NVRTC,
  * as a user's process does. On fresh random 16-bit inputs, each shape must run the warpgroup rung where n and k are
- * multiples of 8 (hgemm-wgmma-ws, or hgemm-wgmma-small where its large tiles leave more than half of the
- * multiprocessors idle) and the warp-level rung for any shape elsewhere (hgemm-mma-guarded,
+ * multiples of 8 (hgemm-wgmma-ws, or hgemm-wgmma-small where its large tiles number fewer than three quarters of
+ * the multiprocessors) and the warp-level rung for any shape elsewhere (hgemm-mma-guarded,
  * examples/hgemm-mma-guarded.ts): odd lengths in every dimension, rows of whole 16-byte units with partial tiles, a
  * tiny product. β = 0 over a NaN-poisoned C (which must not be read) and α/β ≠ (1, 0) over a random C. Each result
  * is compared with float64 of the same 16-bit inputs, normwise over sampled rows, within matmulTolerance16. Prints
@@ -42,9 +42,9 @@ async function run(device: Device, library: KernelLibrary, dtype: "bf16" | "f16"
     }
   }
   const error = Math.sqrt(num / den);
-  // The large tiles where they occupy at least half of the multiprocessors, else the small ones (matmul16.ts).
+  // The large tiles where they occupy at least three quarters of the multiprocessors, else the small ones (matmul16.ts).
   const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? 1;
-  const large = Math.ceil(m / 128) * Math.ceil(n / 256) >= multiprocessors / 2;
+  const large = 4 * Math.ceil(m / 128) * Math.ceil(n / 256) >= 3 * multiprocessors;
   const expected = n % 8 === 0 && k % 8 === 0 ? (large ? "hgemm-wgmma-ws" : "hgemm-wgmma-small") : "hgemm-mma-guarded";
   const tolerance = matmulTolerance16(dtype, k);
   const rungOk = rung === (dtype === "bf16" ? expected : `${expected}-f16`);

@@ -2,15 +2,16 @@
 // output, one kernel over the element type T, f32 accumulation): C = alpha·A·B + beta·C with A (M×K), B (K×N) and
 // C row-major. It is hgemm-wgmma-ws.ts's structure (read that file's comment first) with a quarter of its tile:
 // 64×128 instead of 128×256, one consumer warpgroup instead of two. matmul() takes it where the large tiles leave
-// most multiprocessors idle: at 1024³ the large kernel has 32 tiles for the H100's 132 multiprocessors, this one
-// 128. A block is 256 threads: warpgroup 0 copies A's 64×64 box and B's two 64×64 boxes of each k-tile into
+// a quarter or more of the multiprocessors idle: at 1024³ the large kernel has 32 tiles for the H100's 132
+// multiprocessors, this one 128. A block is 256 threads: warpgroup 0 copies A's 64×64 box and B's two 64×64 boxes of each k-tile into
 // STAGES stages (copyTile, whose bytes complete the stage's "full" mbarrier); warpgroup 1 multiplies them as they
 // land (four k16 wgmmas a stage, one group in flight, the stage before handed back on its "empty" mbarrier), then
 // writes α·acc (+ β·C, which copyTile brought in) rounded to T into a 64×128 buffer in the swizzled box layout
 // and stores it with the tensor memory accelerator while the producer already fills the next tile's stages. The
-// grid is persistent (blocks walk tiles t = blockIdx.x, + gridDim.x, … in groups of GROUP tile rows). Four stages
-// (112 KiB with the buffer) ran faster than three at every shape measured, although three would let two blocks
-// share a multiprocessor (bench/README.md, "Small 16-bit products").
+// grid is persistent (blocks walk tiles t = blockIdx.x, + gridDim.x, … in groups of GROUP tile rows). Seven
+// stages (185 KiB with the buffer): on the H100 the deeper the pipeline the faster at 1024³ and above (eight best
+// there, six at 512³ and 768³), though three would let two blocks share a multiprocessor (bench/README.md, "Small
+// 16-bit products").
 // Requirements: N and K multiples of 8 (the tensor maps' rows are whole 16-byte units); tiles at the edges are
 // partial (zeros read outside the matrices, stores clipped to C). Tensor maps (createTensorMap): mapA of A, mapB
 // of B and mapC of C, each in boxes of 64 × 64. Launch: block 256, any grid (matmul() uses min(tiles,
@@ -71,7 +72,7 @@ export const hgemmWgmmaSmall = kernel(
     mapA: ReadonlyUint32Array,
     mapB: ReadonlyUint32Array,
     mapC: ReadonlyUint32Array,
-    STAGES: Const<i32> = 4,
+    STAGES: Const<i32> = 7,
     GROUP: Const<i32> = 8,
   ) => {
     const tiles = shared.of<T>(STAGES * STAGE);

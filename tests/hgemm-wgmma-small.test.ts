@@ -59,15 +59,15 @@ describe("hgemm-wgmma-small on the CPU backend", () => {
     expect(Array.from((await device.read(C, { bits: true })) as Uint16Array)).toEqual(Array.from(gemm16Reference("f16", m, n, k, aBits, bBits, cBits, 1, 0).bits));
   });
 
-  it("is what the fixed rule takes on sm_90 where the large tiles number fewer than half of the multiprocessors", () => {
+  it("is what the fixed rule takes on sm_90 where the large tiles number fewer than three quarters of the multiprocessors", () => {
     const both = compileKernelLibrary([file, path.join(repoRoot, "examples", "hgemm-wgmma-ws.ts"), path.join(repoRoot, "examples", "hgemm-tiled.ts")], ["js"]);
     const cuda = (arch: string, multiprocessors = 132) => ({ backend: "cuda", arch, limits: new CpuDevice().limits, multiprocessors }) as unknown as Device;
     const rung = (device: Device, m: number, n: number, k: number, dtype: "bf16" | "f16" = "bf16") => chooseMatmul(device, both, { m, n, k, dtype, tuning: false }).rung.name;
-    // 1000³: 8 × 4 large tiles; 13 × 5 = 65 below 66, 66 × 1 not; 2048³: 128.
+    // 1000³: 8 × 4 large tiles; 14 × 7 = 98 below 99 (three quarters of 132), 99 × 1 not; 2048³: 128.
     expect([rung(cuda("sm_90"), 1000, 1000, 1000), rung(cuda("sm_90"), 1000, 1000, 1000, "f16")]).toEqual(["hgemm-wgmma-small", "hgemm-wgmma-small-f16"]);
-    expect([rung(cuda("sm_90"), 13 * 128, 5 * 256, 64), rung(cuda("sm_90"), 66 * 128, 256, 64), rung(cuda("sm_90"), 2048, 2048, 2048)]).toEqual(["hgemm-wgmma-small", "hgemm-wgmma-ws", "hgemm-wgmma-ws"]);
-    // A GPU of fewer multiprocessors: 32 tiles are half of 64, so the large ones.
-    expect(rung(cuda("sm_90", 64), 1000, 1000, 1000)).toBe("hgemm-wgmma-ws");
+    expect([rung(cuda("sm_90"), 14 * 128, 7 * 256, 64), rung(cuda("sm_90"), 99 * 128, 256, 64), rung(cuda("sm_90"), 2048, 2048, 2048)]).toEqual(["hgemm-wgmma-small", "hgemm-wgmma-ws", "hgemm-wgmma-ws"]);
+    // A GPU of fewer multiprocessors: 32 tiles are more than three quarters of 40, so the large ones.
+    expect(rung(cuda("sm_90", 40), 1000, 1000, 1000)).toBe("hgemm-wgmma-ws");
     // Rows that tensor maps cannot describe, other GPUs, the CPU: not this rung.
     expect([rung(cuda("sm_90"), 1000, 1020, 1001), rung(cuda("sm_80"), 1000, 1000, 1000), rung(new CpuDevice(), 1000, 1000, 1000)]).toEqual(["hgemm-tiled", "hgemm-tiled", "hgemm-tiled"]);
   });

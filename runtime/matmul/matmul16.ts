@@ -4,8 +4,8 @@
  * multiples of 8 (the tensor maps' rows must be whole 16-byte units), the warp-specialized tensor-core rung (examples/hgemm-wgmma-ws.ts:
  * wgmma m64n256k16 with both operands in shared memory, the tensor memory accelerator for the copies and the
  * stores, a persistent grid, partial tiles at the edges; 98.6 % / 102.2 % of torch.mm bf16 at 4096³ / 8192³ on the H100,
- * bench/results/2026-11-26-hgemm-lang-h100.json), and where its 128×256 tiles number fewer than half of the
- * multiprocessors, the same structure in 64×128 tiles (examples/hgemm-wgmma-small.ts); on other CUDA GPUs from sm_80, and for the shapes whose rows tensor
+ * bench/results/2026-11-26-hgemm-lang-h100.json), and where its 128×256 tiles number fewer than three quarters of
+ * the multiprocessors, the same structure in 64×128 tiles (examples/hgemm-wgmma-small.ts); on other CUDA GPUs from sm_80, and for the shapes whose rows tensor
  * maps cannot describe, the warp-level tensor-core rung (examples/hgemm-mma-guarded.ts: mma.sync m16n8k16, any
  * shape); on the CPU, and where nothing else runs, the tiled kernel (examples/hgemm-tiled.ts). matmul.ts puts these
  * rungs in its ladder and the f32 rungs apart from them by `dtype`; the tuner searches the warpgroup and tiled
@@ -59,9 +59,9 @@ const tiles16 = (m: number, n: number): [number, number] => [Math.ceil(m / 128) 
 export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap((dtype): Rung[] => [
   {
     // The warpgroup kernel in 64×128 tiles with one consumer (examples/hgemm-wgmma-small.ts), where the large tiles
-    // of the next rung would leave more than half of the multiprocessors idle (fewer tiles than half of them): on
-    // the H100 81–87 % of torch.mm at 512³, 768³, 1000³ and 1024³ where the large tiles ran 55–69 %; at 1536³ (72
-    // large tiles) and above the large tiles win (bench/README.md, "Small 16-bit products").
+    // of the next rung would number fewer than three quarters of the multiprocessors: on the H100 (seven stages)
+    // 75–99 % of torch.mm from 512³ to 1536³ (72 large tiles) where the large tiles ran 54–72 %; at 2048³ and
+    // 4096 × 1000 × 1000 (128 large tiles) the large ones win (bench/README.md, "Small 16-bit products").
     name: dtype === "bf16" ? "hgemm-wgmma-small" : "hgemm-wgmma-small-f16",
     file: "examples/hgemm-wgmma-small.ts",
     // One kernel over the element type: its builds of each type belong to the rung of that dtype (belongsTo).
@@ -69,7 +69,7 @@ export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap
     dtype,
     cudaArch: "sm_90",
     multiples: () => [1, 8, 8],
-    ruleTakes: (m, n, _k, multiprocessors) => tiles16(m, n)[0] < multiprocessors / 2,
+    ruleTakes: (m, n, _k, multiprocessors) => tiles16(m, n)[0] < (3 * multiprocessors) / 4,
     grid: (m, n) => [Math.ceil(m / 64) * Math.ceil(n / 128), 1],
     persistent: true,
     tensorMapA: { boxRows: 64, boxCols: 64 },

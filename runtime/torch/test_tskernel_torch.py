@@ -688,7 +688,7 @@ def _fixture_manifest():
     for name, t in (("hgemmWgmmaWs", "bf16"), ("hgemmWgmmaWsF16", "f16")):
         entry(name, "hgemm-wgmma-ws.ts", {"STAGES": 3, "GROUP": 8}, [384, 1, 1], 214096, gemm(t) + maps("mapA", "mapB", "mapC") + [c("STAGES"), c("GROUP")])
     for t in ("bf16", "f16"):
-        entry("hgemmWgmmaSmall", "hgemm-wgmma-small.ts", {"T": t, "STAGES": 4, "GROUP": 8}, [256, 1, 1], 115792, [dict(p, elementType=t) if p["kind"] == "buffer" else p for p in gemm(t)] + maps("mapA", "mapB", "mapC") + [c("STAGES"), c("GROUP")])
+        entry("hgemmWgmmaSmall", "hgemm-wgmma-small.ts", {"T": t, "STAGES": 7, "GROUP": 8}, [256, 1, 1], 189568, [dict(p, elementType=t) if p["kind"] == "buffer" else p for p in gemm(t)] + maps("mapA", "mapB", "mapC") + [c("STAGES"), c("GROUP")])
     for t in ("bf16", "f16"):
         consts = [c("BM"), c("BN"), c("BK"), c("WM"), c("WN"), c("THREADS"), c("STAGES"), c("GROUP")]
         for bm, bn, bk, wm, wn, threads, stages, shared in ((128, 256, 32, 64, 64, 256, 3, 81408), (64, 128, 32, 32, 32, 256, 3, 0), (64, 64, 32, 32, 32, 128, 3, 0), (32, 32, 16, 16, 16, 128, 2, 0)):
@@ -876,20 +876,20 @@ class PrebuiltOps(unittest.TestCase):
         self.assertEqual((launch["function"], launch["grid"]), (rt.prebuilt().find("hgemmWgmmaWsF16").function, (128, 1, 1)))
         self.assertEqual(self.maps_at(self.arguments(launch)[8:]), [(a.address, 2000, 1000, 128, 64, "f16"), (b.address, 1000, 2000, 64, 64, "f16"), (c.address, 2000, 2000, 64, 64, "f16")])
 
-    def test_matmul_in_small_tiles_where_the_large_ones_leave_half_the_multiprocessors_idle(self):
-        # 1000³: 8 × 4 = 32 tiles of 128 × 256 (fewer than 132 / 2), 16 × 8 = 128 of 64 × 128, partial at the edges.
+    def test_matmul_in_small_tiles_where_the_large_ones_leave_a_quarter_of_the_multiprocessors_idle(self):
+        # 1000³: 8 × 4 = 32 tiles of 128 × 256 (fewer than 3/4 of 132), 16 × 8 = 128 of 64 × 128, partial at the edges.
         a, b = self.tensor((1000, 1000), "float16"), self.tensor((1000, 1000), "float16")
         c = rt.matmul(a, b)
         launch = self.driver.launches[-1]
         small = rt.prebuilt().find("hgemmWgmmaSmall", T="f16")
-        self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"]), (small.function, (128, 1, 1), (256, 1, 1), 115792))
+        self.assertEqual((launch["function"], launch["grid"], launch["block"], launch["shared"]), (small.function, (128, 1, 1), (256, 1, 1), 189568))
         args = self.arguments(launch)
         self.assertEqual(args[:8], [1000, 1000, 1000, 1.0, a.address, b.address, 0.0, c.address])
         self.assertEqual(self.maps_at(args[8:]), [(a.address, 1000, 1000, 64, 64, "f16"), (b.address, 1000, 1000, 64, 64, "f16"), (c.address, 1000, 1000, 64, 64, "f16")])
-        # The boundary: 65 large tiles take the small ones, 66 (half of 132) the large; small grids are min(tiles, 132).
-        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 13 * 128, 5 * 256, 64, True, False, 132)[0], "hgemm-wgmma-small")
-        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 66 * 128, 256, 64, True, False, 132)[0], "hgemm-wgmma-ws")
-        rt.matmul(self.tensor((13 * 128, 64)), self.tensor((64, 5 * 256)))
+        # The boundary: 98 large tiles take the small ones, 99 (three quarters of 132) the large; small grids are min(tiles, 132).
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 14 * 128, 7 * 256, 64, True, False, 132)[0], "hgemm-wgmma-small")
+        self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 99 * 128, 256, 64, True, False, 132)[0], "hgemm-wgmma-ws")
+        rt.matmul(self.tensor((14 * 128, 64)), self.tensor((64, 7 * 256)))
         self.assertEqual((self.driver.launches[-1]["function"], self.driver.launches[-1]["grid"]), (rt.prebuilt().find("hgemmWgmmaSmall", T="bf16").function, (132, 1, 1)))
         # Without the multiprocessors (or without the kernel in the build) the large tiles, as before.
         self.assertEqual(rt.matmul16_rung(rt.prebuilt(), "sm_90", 1000, 1000, 1000, True, True)[0], "hgemm-wgmma-ws-f16")

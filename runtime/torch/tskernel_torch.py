@@ -1366,13 +1366,13 @@ def matmul16_rung(kernels, arch, m, n, k, aligned, f16, multiprocessors=None):
     wgmma kernel (examples/hgemm-wgmma-ws.ts) on an sm_90 GPU where n and k are multiples of 8 (the tensor
     maps' rows are whole 16-byte units; tiles at the edges are partial) and the operands' addresses are 16-byte
     aligned, as tensor maps need, in its 64×128 tiles (examples/hgemm-wgmma-small.ts) where its 128×256 tiles
-    number fewer than half of the GPU's `multiprocessors`; else, on GPUs from sm_80 with aligned operands (its
+    number fewer than three quarters of the GPU's `multiprocessors`; else, on GPUs from sm_80 with aligned operands (its
     16-byte copies start on multiples of 8 elements), the warp-level kernel for any shape
     (examples/hgemm-mma-guarded.ts, mma_build); else the tiled kernel (examples/hgemm-tiled.ts), which takes any
     shape. A build without a kernel of the first ones passes on to the next. Returns (rung name, kernel)."""
     suffix = "-f16" if f16 else ""
     if arch == "sm_90" and k > 0 and n % 8 == 0 and k % 8 == 0 and aligned:
-        if multiprocessors is not None and cdiv(m, 128) * cdiv(n, 256) < multiprocessors / 2:
+        if multiprocessors is not None and 4 * cdiv(m, 128) * cdiv(n, 256) < 3 * multiprocessors:
             small = kernels.find("hgemmWgmmaSmall", T="f16" if f16 else "bf16")
             if small is not None:
                 return "hgemm-wgmma-small" + suffix, small
