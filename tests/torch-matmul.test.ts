@@ -47,8 +47,9 @@ describe("bench/torch-matmul-plan.ts", () => {
       expect(planned.rung).toBe(choice.rung.name);
       expect(planned.grid).toEqual([...choice.rung.grid(shape.m, shape.n, choice.constants, streamBlocksFor(device, choice.rung, choice.constants)), 1]);
     }
-    // Stream-k where its 128×256 tiles fill the H100's 132 multiprocessors at least once (2048³ makes 128).
-    expect(plan.shapes.map((s) => s.matmul.split(" ")[0])).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk", "sgemm-multistage-guarded", "sgemm-multistage", "sgemm-register-staged"]);
+    // Stream-k where its 128×256 tiles fill the H100's 132 multiprocessors at least once, and at 2048³ (128 tiles)
+    // where multistage would launch 256 blocks of 128×128.
+    expect(plan.shapes.map((s) => s.matmul.split(" ")[0])).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk", "sgemm-multistage-guarded", "sgemm-streamk", "sgemm-register-staged"]);
   });
 
   it("plans only builds that take the shape as it is, with their launch configuration", () => {

@@ -94,14 +94,19 @@ describe("matmul", () => {
     }
   });
 
-  it("takes stream-k on CUDA where its tiles fill the GPU at least once, with its scratch and block count", () => {
+  it("takes stream-k on CUDA where its tiles fill the GPU at least once or the next rung's blocks would not fit one wave, with its scratch and block count", () => {
     const withStreamK = compileKernelLibrary(["sgemm-streamk.ts", "sgemm-multistage.ts"].map((f) => path.join(packageRoot(), "examples", f)));
     const cpu = new CpuDevice();
     const h100Like = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 132 } }) as CpuDevice;
     const pick = (device: CpuDevice, m: number, n: number, k: number) => chooseMatmul(device, withStreamK, { m, n, k, tuning: false }).rung.name;
-    // 128×256 tiles: 512 at 4096², 2048 at 8192²; 128 at 2048² leave 4 of 132 multiprocessors idle in one wave.
+    // 128×256 tiles: 512 at 4096², 2048 at 8192².
     expect([pick(h100Like, 4096, 4096, 4096), pick(h100Like, 8192, 8192, 8192), pick(h100Like, 4096, 4096, 1024)]).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk"]);
-    expect(pick(h100Like, 2048, 2048, 2048)).toBe("sgemm-multistage");
+    // Fewer tiles than multiprocessors (128 at 2048², 72 at 1536², 50 at 1280², 32 at 1024²): stream-k where multistage
+    // would launch more than 132 blocks (256 of 128×128, 144 of 128×128, 200 of 64×128), not where its 128 blocks of
+    // 64×128 make one wave (1024²).
+    expect([2048, 1536, 1280, 1024].map((s) => pick(h100Like, s, s, s))).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk", "sgemm-multistage"]);
+    const fewer = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 300 } }) as CpuDevice;
+    expect(pick(fewer, 1536, 1536, 1536)).toBe("sgemm-multistage"); // 144 blocks fit one wave of 300
     expect(pick(h100Like, 4096, 4096 + 128, 4096)).toBe("sgemm-multistage"); // n not a multiple of 256
     expect(pick(cpu, 4096, 4096, 4096)).toBe("sgemm-multistage"); // by name only, off CUDA
     const choice = chooseMatmul(h100Like, withStreamK, { m: 4096, n: 4096, k: 4096, tuning: false });

@@ -442,7 +442,8 @@ export const matmulRungs: readonly Rung[] = [
     search: searchTensorCore,
     notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
   },
-  // Before the multistage rung on CUDA, where at least one wave of its tiles fills the GPU (chooseMatmul).
+  // Before the multistage rung on CUDA, where at least one wave of its tiles fills the GPU, or where the next rung's
+  // blocks would leave a ragged last wave (chooseMatmul).
   {
     name: "sgemm-streamk",
     file: "examples/sgemm-streamk.ts",
@@ -547,6 +548,12 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
   const tuned = store && tunedChoice(device, library, options, store);
   if (tuned) return tuned;
   const { m, n, k } = options;
+  // Stream-k where its tiles do not fill the GPU once: taken only if the rung the rule takes next would launch more
+  // blocks than there are multiprocessors (a ragged last wave), which splitting the few tiles' k across every
+  // multiprocessor beats. On the H100 (bench/README.md, "FP32 at the same sizes"): 1536³ 118.9 % of torch.mm FP32
+  // against 72.6 % for multistage's 144 blocks of 128×128, 1280³ 120.4 against 104.0 (200 blocks of 64×128); at 1024³
+  // multistage's 128 blocks (one wave) ran 119.0 against stream-k's 105.4.
+  let fewTiles: MatmulChoice | undefined;
   for (const rung of matmulRungs) {
     if (options.variant && rung.name !== options.variant) continue;
     if (!options.variant && rung.notOnWebgpu && device.backend === "webgpu") continue;
@@ -555,7 +562,7 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     if (!options.variant && !archAllows(device, rung)) continue;
     if (!options.variant && rung.ruleTakes && !rung.ruleTakes(m, n, k, multiprocessorsOf(device))) continue;
     // Stream-k by the rule only on CUDA (the CPU backend runs it when asked for by name; WebGPU lacks its fence),
-    // and only where its tiles fill the GPU at least once: with fewer it would split every tile.
+    // and where its tiles fill the GPU at least once (else see fewTiles above).
     if (!options.variant && rung.streamK && device.backend !== "cuda") continue;
     const fillsGpu = (h: KernelHandle) => !rung.streamK || options.variant !== undefined || rung.grid(m, n, constantsOf(h))[0] >= streamBlocksFor(device, rung, constantsOf(h));
     // Bigger tiles first (BLOCKSIZE 32 before 16, 128×128 before 64×128), as long as the device can run them.
@@ -564,11 +571,19 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
       .sort((a, b) => tileArea(b) - tileArea(a) || blockThreads(b) - blockThreads(a))
       .filter((h) => kernelFits(h.description, device.limits));
     const kernel = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k) && fillsGpu(h)), m, n);
-    if (kernel) return { rung, kernel, constants: constantsOf(kernel) };
+    if (kernel) {
+      const blocks = rung.persistent ? 0 : rung.grid(m, n, constantsOf(kernel), streamBlocksFor(device, rung, constantsOf(kernel))).reduce((a, b) => a * b, 1);
+      return fewTiles && blocks > multiprocessorsOf(device) ? fewTiles : { rung, kernel, constants: constantsOf(kernel) };
+    }
+    if (!options.variant && rung.streamK && !fewTiles) {
+      const few = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k)), m, n);
+      if (few) fewTiles = { rung, kernel: few, constants: constantsOf(few) };
+    }
     if (!options.variant) continue;
     if (fitting.length === 0) throw new RangeError(`tskernel: no build of ${rung.name} fits this device's ${device.limits.maxThreadsPerBlock} threads per block`);
     throw new RangeError(`tskernel: ${rung.name} needs m, n, k to be multiples of ${rung.multiples!(constantsOf(fitting[0]!)).join(", ")}; got ${m}, ${n}, ${k}`);
   }
+  if (fewTiles) return fewTiles;
   throw new Error("tskernel: no matmul kernel in the library handles this shape (compile examples/sgemm.ts and examples/sgemm-blocktiling.ts)");
 }
 
