@@ -52,8 +52,9 @@ const searchTiled16: RungSearch = {
 };
 
 const wgmmaTensorMaps = { B: { boxRows: 64, boxCols: 64 }, C: { boxRows: 64, boxCols: 64 } } as const;
-// The persistent rung's tiles, partial ones at the edges included; the grid is min(tiles, multiprocessors) (matmulLaunch).
-const tiles16 = (m: number, n: number): [number, number] => [Math.ceil(m / 128) * Math.ceil(n / 256), 1];
+// A persistent rung's tiles of bm×bn, partial ones at the edges included; the grid is min(tiles, multiprocessors) (matmulLaunch).
+const tilesOf = (bm: number, bn: number) => (m: number, n: number): [number, number] => [Math.ceil(m / bm) * Math.ceil(n / bn), 1];
+const tiles16 = tilesOf(128, 256);
 
 /** The 16-bit rungs, fastest first for each type. */
 export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap((dtype): Rung[] => [
@@ -70,7 +71,7 @@ export const matmul16Rungs: readonly Rung[] = (["bf16", "f16"] as const).flatMap
     cudaArch: "sm_90",
     multiples: () => [1, 8, 8],
     ruleTakes: (m, n, _k, multiprocessors) => tiles16(m, n)[0] < (3 * multiprocessors) / 4,
-    grid: (m, n) => [Math.ceil(m / 64) * Math.ceil(n / 128), 1],
+    grid: tilesOf(64, 128),
     persistent: true,
     tensorMapA: { boxRows: 64, boxCols: 64 },
     tensorMapsBC: wgmmaTensorMaps,

@@ -1266,8 +1266,8 @@ def builtin_ops(torch):
             a, b = ctx.saved_tensors
             grad = contiguous(grad)
             needs = getattr(ctx, "needs_input_grad", (True, True))
-            grad_a = _routed_matmul16(torch, ops, grad, b.t().contiguous()) if needs[0] else None
-            grad_b = _routed_matmul16(torch, ops, a.t().contiguous(), grad) if needs[1] else None
+            grad_a = _routed(torch, _matmul16, ops.matmul16_eager, ops.matmul16, grad, b.t().contiguous()) if needs[0] else None
+            grad_b = _routed(torch, _matmul16, ops.matmul16_eager, ops.matmul16, a.t().contiguous(), grad) if needs[1] else None
             return grad_a, grad_b
 
         ops.matmul16.register_autograd(matmul16_gradients, setup_context=matmul16_setup)
@@ -1308,11 +1308,7 @@ def builtin_ops(torch):
         def attention_gradients(ctx, grad_out, _grad_lse):
             # The log-sum-exps are what the backward needs, not a result with gradients of its own.
             q, k, v, out, lse = ctx.saved_tensors
-            grad_out = contiguous(grad_out)
-            if route(q, k, v, out, lse, grad_out) == LAUNCH:
-                dq, dk, dv = _attention_backward(torch, q, k, v, out, lse, grad_out, ctx.causal, ctx.scale)
-            else:
-                dq, dk, dv = ops.attention_backward(q, k, v, out, lse, grad_out, ctx.causal, ctx.scale)
+            dq, dk, dv = _routed(torch, _attention_backward, None, ops.attention_backward, q, k, v, out, lse, contiguous(grad_out), ctx.causal, ctx.scale)
             return dq, dk, dv, None, None
 
         ops.attention_forward.register_autograd(attention_gradients, setup_context=attention_setup)
@@ -1415,6 +1411,8 @@ def _matmul16_operands(torch, a, b):
 
 
 MATMUL16_PLANS = 4096  # shapes remembered per build of the prebuilt kernels (the dict is emptied when full)
+# The warpgroup rungs' tiles (rows, columns of C), as matmul16.ts's grids and tensor maps have them.
+WGMMA16_TILES = {"hgemm-wgmma-ws": (128, 256), "hgemm-wgmma-small": (64, 128)}
 
 
 def _matmul16_plan(index, f16, m, n, k, aligned):
@@ -1429,15 +1427,12 @@ def _matmul16_plan(index, f16, m, n, k, aligned):
     multiprocessors = _multiprocessors_of(index)
     name, kernel = matmul16_rung(kernels, arch, m, n, k, aligned, f16, multiprocessors)
     boxes = None
-    if name.startswith("hgemm-wgmma-ws"):
-        # A in boxes of 128 rows × 64, B and C of 64 × 64 (matmul16.ts's tensorMapA and tensorMapsBC); a
+    tile = WGMMA16_TILES.get(name.removesuffix("-f16"))
+    if tile is not None:
+        # A in boxes of the tile's rows × 64, B and C of 64 × 64 (matmul16.ts's tensorMapA and tensorMapsBC); a
         # persistent grid of at most one block a multiprocessor.
-        boxes = ((128, 64), (64, 64), (64, 64))
-        grid = (min(cdiv(m, 128) * cdiv(n, 256), multiprocessors), 1, 1)
-    elif name.startswith("hgemm-wgmma-small"):
-        # 64×128 tiles: every map in boxes of 64 × 64; persistent as the large tiles' kernel.
-        boxes = ((64, 64), (64, 64), (64, 64))
-        grid = (min(cdiv(m, 64) * cdiv(n, 128), multiprocessors), 1, 1)
+        boxes = ((tile[0], 64), (64, 64), (64, 64))
+        grid = (min(cdiv(m, tile[0]) * cdiv(n, tile[1]), multiprocessors), 1, 1)
     elif name.startswith("hgemm-mma-guarded"):
         grid = (cdiv(n, kernel.constants["BN"]), cdiv(m, kernel.constants["BM"]), 1)
     else:
@@ -1471,16 +1466,17 @@ def _matmul16(torch, a, b):
     return c
 
 
-def _routed_matmul16(torch, ops, a, b):
-    """tskernel::matmul16 of a and b, by the route a generated operator takes (route): eagerly on plain tensors
-    straight to _matmul16 (no gradient wanted) or through an autograd function with the operator's gradients,
-    else through PyTorch's dispatcher (torch.compile, modes, subclasses)."""
-    way = route(a, b)
+def _routed(torch, direct, eager, operator, *args):
+    """A call of one of the operators above by the route a generated operator takes (route, over the tensor
+    arguments): eagerly on plain tensors straight to its implementation `direct(torch, *args)` when no gradient is
+    wanted, or through `eager`, an autograd function with the operator's gradients (None: the operator has none of
+    its own), else through PyTorch's dispatcher, `operator(*args)` (torch.compile, modes, subclasses)."""
+    way = route(*(x for x in args if isinstance(x, torch.Tensor)))
     if way == LAUNCH:
-        return _matmul16(torch, a, b)
-    if way == AUTOGRAD and ops.matmul16_eager is not None:
-        return ops.matmul16_eager(a, b)
-    return ops.matmul16(a, b)
+        return direct(torch, *args)
+    if way == AUTOGRAD and eager is not None:
+        return eager(*args)
+    return operator(*args)
 
 
 def matmul(a, b):
@@ -1495,7 +1491,7 @@ def matmul(a, b):
 
     bfloat16 and float16: the operator tskernel::matmul16 (products accumulated in f32, C rounded to the input
     type once; eagerly on plain tensors its implementation is called directly, as a generated operator's is:
-    _routed_matmul16), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel on an sm_90 GPU where n and k
+    _routed), with the 16-bit rungs of runtime/matmul (matmul16_rung: the wgmma kernel on an sm_90 GPU where n and k
     are multiples of 8, in small tiles for small products, else the warp-level kernel from sm_80, else the tiled kernel) from the prebuilt kernels
     (prebuilt_build_command()),
     with gradients (dA = dC·Bᵀ, dB = Aᵀ·dC through the same operator)."""
@@ -1505,7 +1501,8 @@ def matmul(a, b):
     if a.dim() != 2 or b.dim() != 2:
         raise TskernelError(f"matmul: expects two matrices, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     if a.dtype == torch.bfloat16 or a.dtype == torch.float16:
-        return _routed_matmul16(torch, builtin_ops(torch), a, b)
+        ops = builtin_ops(torch)
+        return _routed(torch, _matmul16, ops.matmul16_eager, ops.matmul16, a, b)
     if _sgemm is None:
         if __package__:
             from . import sgemm_multistage as module
@@ -1642,13 +1639,7 @@ def attention_forward(q, k, v, causal=False, scale=None):
     ops = builtin_ops(torch)
     if scale is None:
         scale = q.shape[-1] ** -0.5
-    # The route a generated operator takes (route, _routed_matmul16).
-    way = route(q, k, v)
-    if way == LAUNCH:
-        return _attention_forward(torch, q, k, v, bool(causal), float(scale))
-    if way == AUTOGRAD and ops.attention_forward_eager is not None:
-        return ops.attention_forward_eager(q, k, v, bool(causal), float(scale))
-    return ops.attention_forward(q, k, v, bool(causal), float(scale))
+    return _routed(torch, _attention_forward, ops.attention_forward_eager, ops.attention_forward, q, k, v, bool(causal), float(scale))
 
 
 def attention_backward(q, k, v, out, lse, grad_out, causal=False, scale=None):
@@ -1659,9 +1650,7 @@ def attention_backward(q, k, v, out, lse, grad_out, causal=False, scale=None):
     ops = builtin_ops(torch)
     if scale is None:
         scale = q.shape[-1] ** -0.5
-    if route(q, k, v, out, lse, grad_out) == LAUNCH:
-        return _attention_backward(torch, q, k, v, out, lse, grad_out, bool(causal), float(scale))
-    return ops.attention_backward(q, k, v, out, lse, grad_out, bool(causal), float(scale))
+    return _routed(torch, _attention_backward, None, ops.attention_backward, q, k, v, out, lse, grad_out, bool(causal), float(scale))
 
 
 def contiguous(tensor):
