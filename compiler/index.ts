@@ -20,5 +20,5 @@ export { targetLimits, targetNames, type TargetLimits, type TargetName } from ".
 export { scalars, targetScalars, type AnyScalar, type Support, type TargetScalar } from "./ir/types.ts";
 export { createProject, languageModulePath, packageRoot } from "./frontend/program.ts";
 export { mma16Helper, warpgroupMarker } from "./backends/cuda-matrix.ts";
-export { bitSteps, boxIndex, fragmentElementPosition, fragmentLayout, fragmentLayouts, ldmatrixElements, ldmatrixPlan, ldmatrixRowStart, matrixShapes, mmaHalfRegisters, mmaM16n8k16Layouts, mmaM16n8k16Reference, roundTf32, swizzle128, swizzleIndex, truncateTf32, wgmmaM64k32Reference, wgmmaOperandIndex, type FragmentLayout, type LdmatrixPlan, type ShapeInfo } from "./ir/matrix.ts";
+export { bitSteps, boxIndex, fragmentElementPosition, fragmentLayout, fragmentLayouts, ldmatrixElements, ldmatrixPlan, ldmatrixRowStart, matrixShapes, mmaHalfRegisters, mmaM16n8k16Layouts, mmaM16n8k16Reference, roundTf32, roundTf32Even, swizzle128, swizzleIndex, truncateTf32, wgmmaM64k32Reference, wgmmaOperandIndex, type FragmentLayout, type LdmatrixPlan, type ShapeInfo } from "./ir/matrix.ts";
 export { estimateCost, formatPolynomial, intensity, leadingTerms, type CostEstimate, type Polynomial } from "./cost.ts";

@@ -4,6 +4,8 @@
  * takes as a `ReadonlyUint32Array` parameter and names in `copyTile` and `storeTile`. On CUDA it holds the driver's encoding
  * (cuTensorMapEncodeTiled) in device memory, where `cp.async.bulk.tensor` reads it; on the CPU, the shape under
  * a tag, which the emulation reads (and checks against the buffer it copies from). WebGPU has no such copy.
+ * A map made with `roundToTf32` has the copy round each f32 to TF32 on its way into shared memory (the driver's
+ * TFLOAT32 type): the tensor cores then read A rounded to nearest instead of truncated, at no cost.
  */
 
 import type { CudaDevice } from "./cuda/cuda-device.ts";
@@ -18,6 +20,13 @@ export interface TensorMapShape {
   readonly cols: number;
   readonly boxRows: number;
   readonly boxCols: number;
+  /**
+   * f32 sources only: `copyTile` through this map rounds each element to TF32 (10 mantissa bits; to nearest, ties
+   * to even; past the largest TF32, infinity; a NaN stays a NaN), as the tensor memory accelerator does for a map of
+   * the driver's TFLOAT32 type (measured on the H100: bench/README.md, "TF32 rounded by the copy"). `storeTile`
+   * does not take such a map.
+   */
+  readonly roundToTf32?: boolean;
 }
 
 /** The tag of the CPU's tensor maps ("TSKM"), which the emulation checks before it trusts the words after it. */
@@ -33,11 +42,15 @@ export const tensorMapTypes: Readonly<Record<string, { readonly code: number; re
   e5m2: { code: 0, bytes: 1 },
 };
 
+/** CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: f32 in memory, rounded to TF32 by the copy into shared memory. */
+const tf32MapType = { code: 11, bytes: 4 } as const;
+
 export function createTensorMap(device: Device, source: DeviceBuffer, shape: TensorMapShape): DeviceBuffer {
-  const { rows, cols, boxRows, boxCols } = shape;
+  const { rows, cols, boxRows, boxCols, roundToTf32 = false } = shape;
   const whole = (x: number) => Number.isInteger(x) && x > 0;
   const type = tensorMapTypes[source.elementType];
   if (!type) throw new Error(`tskernel: createTensorMap: the source must be a buffer of f32, bf16, f16, e4m3 or e5m2, found ${source.elementType}`);
+  if (roundToTf32 && source.elementType !== "f32") throw new Error(`tskernel: createTensorMap: roundToTf32 rounds f32 elements, but the source is a buffer of ${source.elementType}`);
   const perRow = 128 / type.bytes;
   if (![rows, cols, boxRows, boxCols].every(whole)) throw new Error(`tskernel: createTensorMap: rows, cols, boxRows and boxCols must be positive integers, found ${rows}, ${cols}, ${boxRows}, ${boxCols}`);
   if (boxCols > perRow || boxRows > 256) throw new Error(`tskernel: createTensorMap: a box is at most 256 rows of ${perRow} ${source.elementType} (one 128-byte swizzle row), found ${boxRows} × ${boxCols}`);
@@ -45,9 +58,10 @@ export function createTensorMap(device: Device, source: DeviceBuffer, shape: Ten
   if (source.length < rows * cols) throw new Error(`tskernel: createTensorMap: the source must hold at least ${rows} × ${cols} elements, found ${source.length}`);
   switch (device.backend) {
     case "cpu":
-      return device.createBuffer(Uint32Array.from({ length: 32 }, (_, i) => [cpuTensorMapTag, rows, cols, boxRows, boxCols, type.bytes][i] ?? 0));
+      // Word 6: 1 where the copy rounds to TF32 (the emulation's copyTile reads it).
+      return device.createBuffer(Uint32Array.from({ length: 32 }, (_, i) => [cpuTensorMapTag, rows, cols, boxRows, boxCols, type.bytes, roundToTf32 ? 1 : 0][i] ?? 0));
     case "cuda":
-      return device.createBuffer((device as CudaDevice).encodeTensorMap(source, shape, type));
+      return device.createBuffer((device as CudaDevice).encodeTensorMap(source, shape, roundToTf32 ? tf32MapType : type));
     default:
       throw new Error(`tskernel: createTensorMap: the ${device.backend} backend has no tensor memory accelerator (copyTile is for CUDA and the CPU)`);
   }

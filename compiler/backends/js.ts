@@ -79,7 +79,7 @@ const reserved: ReadonlySet<string> = new Set([
   "wgmma16LoadB", "wgmmaAccumulate", "wgmmaM64k16r", "wgmma8Swizzle", "wgmmaA8", "wgmmaB8", "wgmmaM64k32",
   "bitcastU32", "bitcastF32", "bitcastSlot", "bitcastSlotBits",
   "mbarrierClock", "mbarrierFault", "mbarrierAt", "mbarrierInit", "mbarrierArrive", "mbarrierDone", "runWarpgroups", "flagPause",
-  "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore",
+  "mbarrierStep", "mbarrierArriveExpect", "tileCopy", "tileMap", "tileStore", "tileTf32", "tileTf32Bits", "tileRoundTf32",
   "warpgroupIndex", "warpgroupFirst", "warpgroupEnd", "warpgroupBody", "warpgroupList",
   "clusterBlocks", "clusterRankValue", "clusterPeers", "clusterPeer", "clusterPeerBlock",
   ...halfRuntimeNames,

@@ -358,7 +358,7 @@ export function truncateTf32(x: number): number {
 }
 
 // TF32 rounding (cvt.rna.tf32.f32) lives with the language, whose `roundTf32` runs the same function.
-export { roundTf32 } from "../lang/tf32.ts";
+export { roundTf32, roundTf32Even } from "../lang/tf32.ts";
 
 /**
  * The row or column of element `e` of the thread's part of a fragment, as an IR expression of the thread's
