@@ -55,17 +55,13 @@ class PlanTest(unittest.TestCase):
         values = tm.argument_values(clustered["params"], 3, 4, 5, {"A": 1, "B": 2, "C": 3, "mapA": 4, "mapB": 5})
         self.assertEqual(values[-2:], [("ptr", 4), ("ptr", 5)])
 
-    def test_the_rounding_tf32_rung_takes_its_copy_of_a_and_its_flags_after_the_maps(self):
-        extra = [{"name": x, "kind": "buffer"} for x in ("mapA", "mapB", "Ar", "flags")]
-        maps = {"tensorMapA": {"param": "mapA", "boxRows": 128, "boxCols": 32}, "tensorMapB": {"param": "mapB", "boxRows": 32, "boxCols": 32}}
-        rounding = candidate("r", params=PARAMS + extra, roundsA={"scratch": "Ar", "flags": "flags", "flagCount": 9}, **maps)
-        plan = {"kernelDirs": ["k"], "shapes": [{"m": 8, "n": 8, "k": 8, "matmul": "r", "candidates": [rounding]}]}
-        self.assertEqual(tm.validate_plan(plan), [])
-        # Without the rounding described, the two extra buffers are not a matmul rung's.
-        plan["shapes"][0]["candidates"] = [{**rounding, "roundsA": None}]
-        self.assertEqual(len(tm.validate_plan(plan)), 1)
-        values = tm.argument_values(rounding["params"], 3, 4, 5, {"A": 1, "B": 2, "C": 3, "mapA": 4, "mapB": 5, "Ar": 6, "flags": 7})
-        self.assertEqual(values[-4:], [("ptr", 4), ("ptr", 5), ("ptr", 6), ("ptr", 7)])
+    def test_the_tf32_rungs_maps_round_as_they_copy_unless_asked_for_plain_ones(self):
+        rounding = {"param": "mapA", "boxRows": 128, "boxCols": 32, "roundToTf32": True}
+        self.assertEqual(tm.tensor_map_kind(rounding, "f32"), "tf32")
+        self.assertEqual(tm.tensor_map_kind(rounding, "f32", plain_f32_maps=True), "f32")
+        self.assertEqual(tm.tensor_map_kind({**rounding, "roundToTf32": None}, "f32"), "f32")
+        self.assertEqual(tm.tensor_map_kind({"param": "mapA", "boxRows": 128, "boxCols": 64}, "bf16"), "bf16")
+        self.assertEqual(tm.Driver.TENSOR_MAP_TYPES["tf32"], (11, 4))
 
     def test_a_16_bit_rung_takes_three_tensor_maps_after_c(self):
         maps = [{"name": x, "kind": "buffer"} for x in ("mapA", "mapB", "mapC")]

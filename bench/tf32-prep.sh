@@ -33,7 +33,7 @@ const k = JSON.parse(fs.readFileSync(`${dir}/manifest.json`, "utf8")).kernels[0]
 // A kernel in clusters along x copies A in boxes of 256 / (cluster size) rows (examples/sgemm-wgmma-cluster.ts).
 // A kernel that takes mapB copies B in 32×32 boxes (examples/sgemm-wgmma-cluster.ts).
 const mapB = k.params.some((p) => p.name === "mapB");
-// A kernel that takes flags rounds A once into the scratch Ar after the maps (examples/sgemm-wgmma-rounded.ts).
+// A kernel that takes flags rounds A once into the scratch Ar after the maps (examples/sgemm-wgmma-rounded.ts, in git history).
 const roundsA = k.params.some((p) => p.name === "flags");
 fs.writeFileSync(out, JSON.stringify({ function: k.entryName, shared: k.sharedBytes, threads: 384, persistent: persistent === "1", boxRows: 256 / (k.cluster ? k.cluster[0] : 1), mapB, roundsA, ...(roundsA ? { claims: k.specialization.CLAIMS } : {}) }) + "\n");
 ' "$work" "$DEVICE_DIR/cubins/$name.json" "$([[ $file == *tf32-feeding* || $mode == persistent ]] && echo 1 || echo 0)"

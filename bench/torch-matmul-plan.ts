@@ -17,7 +17,7 @@ import { KernelLibrary } from "../runtime/library.ts";
 import { loadKernelLibrary } from "../runtime/load-library.ts";
 import { kernelFits, type LaunchLimits } from "../runtime/launch-check.ts";
 import { belongsTo, chooseMatmul, matmulRungs, shapeFits, streamBlocksFor, streamKScratchLengths, type Constants } from "../runtime/matmul/matmul.ts";
-import { persistentGrid, roundingFlags } from "../runtime/matmul/rung.ts";
+import { persistentGrid, type TensorMapBox } from "../runtime/matmul/rung.ts";
 
 /** The issue's shapes (m×n×k): large and square, a short k, odd mid-sized, and no dimension a multiple of 4. */
 export const torchShapes: readonly (readonly [number, number, number])[] = [
@@ -45,7 +45,6 @@ export const torchRungs: readonly string[] = [
   "hgemm-tiled-f16",
   // TF32 (tensor cores), timed against torch.mm with TF32 on; the rounding rung with torch's error.
   "sgemm-wgmma-cluster",
-  "sgemm-wgmma-rounded",
   "sgemm-wgmma-ws",
   "sgemm-wgmma",
   "sgemm-tensorcore",
@@ -85,19 +84,17 @@ export interface PlanCandidate {
   readonly params: readonly { readonly name: string; readonly kind: string; readonly type?: string }[];
   /** A stream-k build: its streamBlocks argument and the lengths of the zeroed scratch buffers it takes. */
   readonly streamK?: { readonly blocks: number; readonly partials: number; readonly arrivals: number };
-  /** The rung takes A's tensor map as its parameter `param` (after C): the harness makes it, in boxes of this size. */
-  readonly tensorMapA?: { readonly param: string; readonly boxRows: number; readonly boxCols: number };
+  /**
+   * The rung takes A's tensor map as its parameter `param` (after C): the harness makes it, in boxes of this size
+   * (with `roundToTf32`, of the driver's TFLOAT32 type, whose copies round to TF32).
+   */
+  readonly tensorMapA?: { readonly param: string } & TensorMapBox;
   /** A 16-bit rung: A, B and C hold this type (the harness rounds the inputs to it and compares with torch.mm in it). */
   readonly dtype?: "bf16" | "f16";
   /** The clustered TF32 rung takes B's tensor map after A's, as this parameter, in boxes of this size. */
-  readonly tensorMapB?: { readonly param: string; readonly boxRows: number; readonly boxCols: number };
+  readonly tensorMapB?: { readonly param: string } & TensorMapBox;
   /** The 16-bit rungs take B's and C's tensor maps after A's, as these parameters, in boxes of these sizes. */
   readonly tensorMapsBC?: { readonly B: { readonly param: string; readonly boxRows: number; readonly boxCols: number }; readonly C: { readonly param: string; readonly boxRows: number; readonly boxCols: number } };
-  /**
-   * A rung that rounds A once into a scratch copy (Rung.roundsA) takes, after its maps, that copy (m·k f32, which A's
-   * tensor map describes instead of A) and `flagCount` i32 flags (zeros, which each launch leaves zero).
-   */
-  readonly roundsA?: { readonly scratch: string; readonly flags: string; readonly flagCount: number };
 }
 
 export interface PlanShape {
@@ -120,15 +117,13 @@ export interface Plan {
   readonly shapes: readonly PlanShape[];
 }
 
-function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number], streamBlocks: number, [m, k]: readonly [number, number]): PlanCandidate {
+function candidate(handle: KernelHandle, dir: number, rungName: string, grid: readonly [number, number], streamBlocks: number): PlanCandidate {
   const d = handle.description;
   const rung = matmulRungs.find((r) => r.name === rungName);
-  // The tensor maps are the kernel's last parameters, but for a rounding rung's scratch and flags after them: A's,
-  // then B's (the clustered TF32 rungs) or B's and C's (16-bit rungs).
+  // The tensor maps are the kernel's last parameters: A's, then B's (the clustered TF32 rung) or B's and C's (16-bit
+  // rungs).
   const buffers = d.params.filter((p) => p.kind !== "const").map((p) => p.name);
-  const rounding = rung?.roundsA ? { scratch: buffers.at(-2)!, flags: buffers.at(-1)!, flagCount: roundingFlags(m, k) } : undefined;
-  const mapped = rounding ? buffers.slice(0, -2) : buffers;
-  const maps = rung?.tensorMapsBC ? mapped.slice(-3) : rung?.tensorMapB ? mapped.slice(-2) : mapped.slice(-1);
+  const maps = rung?.tensorMapsBC ? buffers.slice(-3) : rung?.tensorMapB ? buffers.slice(-2) : buffers.slice(-1);
   const cuda = d.outputs.cuda!;
   const block = d.block as readonly number[] | null | undefined;
   if (!block) throw new Error(`${d.entryName} has no fixed block`);
@@ -149,7 +144,6 @@ function candidate(handle: KernelHandle, dir: number, rungName: string, grid: re
     ...(rung?.tensorMapB ? { tensorMapB: { param: maps[1]!, ...rung.tensorMapB } } : {}),
     ...(rung?.dtype ? { dtype: rung.dtype } : {}),
     ...(rung?.tensorMapsBC ? { tensorMapsBC: { B: { param: maps[1]!, ...rung.tensorMapsBC.B }, C: { param: maps[2]!, ...rung.tensorMapsBC.C } } } : {}),
-    ...(rounding ? { roundsA: rounding } : {}),
   };
 }
 
@@ -175,7 +169,7 @@ export function makePlan(
           const streamBlocks = streamBlocksFor(device, rung, c);
           // A persistent rung's grid is what matmulLaunch gives it: at most one block a multiprocessor, whole clusters.
           const grid = rung.grid(m, n, c, streamBlocks);
-          const entry = candidate(handle, dir, rung.name, rung.persistent ? persistentGrid(rung, grid[0], h100Multiprocessors) : grid, streamBlocks, [m, k]);
+          const entry = candidate(handle, dir, rung.name, rung.persistent ? persistentGrid(rung, grid[0], h100Multiprocessors) : grid, streamBlocks);
           if (seen.has(entry.function)) continue;
           seen.add(entry.function);
           candidates.push(entry);

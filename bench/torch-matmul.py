@@ -176,8 +176,6 @@ def validate_plan(plan):
             expected = MATMUL_PARAMS + ([c["tensorMapA"]["param"]] if c.get("tensorMapA") else [])
             expected += [c["tensorMapB"]["param"]] if c.get("tensorMapB") else []
             expected += [c["tensorMapsBC"][x]["param"] for x in ("B", "C")] if c.get("tensorMapsBC") else []
-            # A rung that rounds A once takes its scratch copy of A and its flags after the maps.
-            expected += [c["roundsA"][x] for x in ("scratch", "flags")] if c.get("roundsA") else []
             if c.get("dtype") not in (None, "bf16", "f16"):
                 problems.append(f"{label}: {c['id']} has dtype {c.get('dtype')!r}, not bf16 or f16")
             if params != expected and params != MATMUL_PARAMS + STREAM_K_PARAMS:
@@ -346,7 +344,8 @@ class Driver:
             raise RuntimeError(f"{name} failed: {result} {text.value.decode() if text.value else ''}")
 
     # cuTensorMapEncodeTiled's element types (CUtensorMapDataType) with their sizes in bytes.
-    TENSOR_MAP_TYPES = {"f32": (7, 4), "f16": (6, 2), "bf16": (9, 2), "u8": (0, 1)}
+    # "tf32" is f32 in memory that the copy rounds to TF32 (CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: to nearest, ties to even).
+    TENSOR_MAP_TYPES = {"f32": (7, 4), "f16": (6, 2), "bf16": (9, 2), "u8": (0, 1), "tf32": (11, 4)}
 
     def tensor_map(self, pointer, rows, cols, box_rows, box_cols, dtype="f32"):
         """The 128 bytes of the TMA descriptor of a row-major rows x cols tensor of `dtype` (f32, f16, bf16) at
@@ -396,7 +395,14 @@ class Driver:
         self.check("cuLaunchKernel", self.cuda.cuLaunchKernel(function, *dims, ctypes.c_uint(shared), ctypes.c_void_p(stream), arguments, None))
 
 
-def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
+def tensor_map_kind(spec, dtype, plain_f32_maps=False):
+    """The element type of a rung's tensor map: "tf32" (f32 that the copy rounds to TF32) where the plan says the map
+    rounds (the TF32 rungs' A and B), unless `plain_f32_maps` asks for the truncating maps of before; else the
+    rung's dtype."""
+    return "tf32" if spec.get("roundToTf32") and dtype == "f32" and not plain_f32_maps else dtype
+
+
+def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print, plain_f32_maps=False):
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -417,8 +423,10 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
         "cuda": torch.version.cuda,
         "method": "CUDA events around each launch on PyTorch's stream; our kernels and torch.mm interleaved, one launch "
         "each per round on a rotating input set, each round behind a GPU sleep; the median per kernel; float64 checks on "
-        "two input sets with C poisoned (NaN) first; TF32 off except in the torch.mm TF32 row and our tensor-core (TF32) kernels, which are compared with it; "
+        "two input sets with C poisoned (NaN) first; TF32 off except in the torch.mm TF32 row and our tensor-core (TF32) kernels, which are compared with it "
+        "(their tensor maps of the TFLOAT32 type, rounding A and B as they copy, unless plainF32Maps); "
         "the 16-bit rungs on the same inputs rounded to bf16 or f16, compared with torch.mm in that type and checked against float64 of the 16-bit inputs",
+        "plainF32Maps": plain_f32_maps,
         "shapes": [],
     }
     for shape in plan["shapes"]:
@@ -480,14 +488,6 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                 # each other.
                 scratch[name] = (torch.zeros(stream_k["partials"], device=device), torch.zeros(stream_k["arrivals"], dtype=torch.int32, device=device))
                 pointers = {"partials": scratch[name][0].data_ptr(), "arrivals": scratch[name][1].data_ptr()}
-            rounding = c.get("roundsA")
-            copy_of_a = None
-            if rounding:
-                # The rounding rung's copy of A (poisoned: the kernel writes all of it before its copies read it) and
-                # its flags (zeros, which it leaves zero), shared by the input sets like stream-k's scratch.
-                copy_of_a = torch.full((m, k), float("nan"), device=device)
-                scratch[name] = (torch.zeros(rounding["flagCount"], dtype=torch.int32, device=device),)
-                pointers = {rounding["scratch"]: copy_of_a.data_ptr(), rounding["flags"]: scratch[name][0].data_ptr()}
             # Each input set's packed arguments, made once: the timed loop only launches.
             packed = []
             dtype = c.get("dtype") or "f32"
@@ -496,16 +496,16 @@ def run(plan, plan_dir, only=None, profile=False, shapes=None, log=print):
                 keep = []
 
                 def device_map(tensor, rows, cols, spec):
-                    # A tensor map in device memory (the runtime's createTensorMap), kept alive with the arguments.
-                    image = driver.tensor_map(tensor.data_ptr(), rows, cols, spec["boxRows"], spec["boxCols"], dtype)
+                    # A tensor map in device memory (the runtime's createTensorMap), kept alive with the arguments;
+                    # the TF32 rungs' maps round to TF32 as they copy (TFLOAT32) unless --plain-f32-maps.
+                    kind = tensor_map_kind(spec, dtype, plain_f32_maps)
+                    image = driver.tensor_map(tensor.data_ptr(), rows, cols, spec["boxRows"], spec["boxCols"], kind)
                     mapped = torch.frombuffer(bytearray(image), dtype=torch.uint8).to(tensor.device)
                     buffers[spec["param"]] = mapped.data_ptr()
                     keep.append(mapped)
 
                 if c.get("tensorMapA"):
-                    # (A rounding rung's map describes its copy of A, which its copies read.)
-                    device_map(a if copy_of_a is None else copy_of_a, m, k, c["tensorMapA"])
-                    keep += [] if copy_of_a is None else [copy_of_a]
+                    device_map(a, m, k, c["tensorMapA"])
                 if c.get("tensorMapB"):
                     # The clustered TF32 rung copies B by the tensor memory accelerator too.
                     device_map(b, k, n, c["tensorMapB"])
@@ -604,6 +604,10 @@ def main(argv=None):
     parser.add_argument("--only", help="comma-separated candidate ids, function names or rungs (matmul()'s choices always run)")
     parser.add_argument("--shapes", help="comma-separated shapes to run, as MxNxK (default: every shape of the plan)")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--plain-f32-maps", action="store_true",
+        help="make the TF32 rungs' tensor maps plain f32 (no rounding in the copy: the tensor cores truncate A), for comparison",
+    )
     args = parser.parse_args(argv)
     with open(args.plan) as f:
         plan = json.load(f)
@@ -613,7 +617,7 @@ def main(argv=None):
         return 2
     only = set(args.only.split(",")) if args.only else None
     shapes = set(args.shapes.split(",")) if args.shapes else None
-    report = run(plan, os.path.dirname(os.path.abspath(args.plan)), only=only, profile=args.profile, shapes=shapes, log=lambda s: print(s, flush=True))
+    report = run(plan, os.path.dirname(os.path.abspath(args.plan)), only=only, profile=args.profile, shapes=shapes, log=lambda s: print(s, flush=True), plain_f32_maps=args.plain_f32_maps)
     if args.profile:
         return 0
     with open(args.out, "w") as f:

@@ -162,8 +162,9 @@ def main(argv=None):
                     persistent = meta.get("persistent", False)
                     box_rows = meta.get("boxRows", 256)
                     takes_map_b = meta.get("mapB", False)
-                    # A build that rounds A once into a scratch copy Ar (examples/sgemm-wgmma-rounded.ts): A's map
-                    # describes Ar, and Ar and the flags follow the maps; the kernel leaves its flags at 0.
+                    # A build that rounds A once into a scratch copy Ar (examples/sgemm-wgmma-rounded.ts, in git history:
+                    # tensor maps that round as they copy replaced it): A's map describes Ar, and Ar and the flags
+                    # follow the maps; the kernel leaves its flags at 0.
                     rounds_a = meta.get("roundsA", False)
                 else:
                     function, smem, threads, takes_map = next(v for key, v in LANG_BUILDS.items() if f.startswith(key + "_") or f == key + ".cubin")

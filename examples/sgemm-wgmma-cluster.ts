@@ -16,10 +16,12 @@
 // consumers released it: each warp arrives on the empty barrier of both blocks (`arriveBarrier(empty, s, { block:
 // r })`), which therefore expects 16 arrivals. The blocks meet at syncCluster() after initializing their barriers
 // and before they end (no block may leave while the other still arrives on its barriers). The consumers store C
-// straight from their accumulators. A's elements are truncated to TF32 by the tensor cores; B's are rounded.
+// straight from their accumulators. B's elements are rounded to TF32 in registers; A's are truncated by the
+// tensor cores, unless A's map rounds them as it copies (roundToTf32, as matmul()'s maps do: torch.mm's error).
 // Requirements: M a multiple of 256, N of 256 (two column tiles a cluster), K of 64; mapA is A's tensor map with
-// half-height boxes, createTensorMap(device, A, { rows: M, cols: K, boxRows: 128, boxCols: 32 }), mapB is B's in
-// 32×32 boxes, createTensorMap(device, B, { rows: K, cols: N, boxRows: 32, boxCols: 32 }). Launch: block 384, a
+// half-height boxes, createTensorMap(device, A, { rows: M, cols: K, boxRows: 128, boxCols: 32, roundToTf32: true }),
+// mapB is B's in 32×32 boxes, createTensorMap(device, B, { rows: K, cols: N, boxRows: 32, boxCols: 32, roundToTf32: true })
+// (plain maps work too, with A truncated). Launch: block 384, a
 // grid of an even number of blocks, at most one a multiprocessor (matmul() takes min(tiles, multiprocessors)
 // rounded down to even; any even grid is correct).
 import {

@@ -9,9 +9,11 @@
 // stages overlap the multiplies. One wgmma group stays in flight across tiles (wgmmaWait(1)), so the A
 // fragments alternate between two sets. The consumers' epilogue goes through shared memory (rows of 132),
 // 16 bytes a thread along C's rows, behind a barrier of their own (an mbarrier of 256 arrivals): code after
-// the roles joined would run with the producer's few registers, so the accumulators would spill there. A's elements are truncated to TF32 by the tensor cores; B's are rounded.
+// the roles joined would run with the producer's few registers, so the accumulators would spill there. B's elements are
+// rounded to TF32 in registers; A's are truncated by the tensor cores unless A's map rounds them as it copies.
 // Requirements: M a multiple of 256, N of 128, K of 64; mapA is A's tensor map, createTensorMap(device, A,
-// { rows: M, cols: K, boxRows: 256, boxCols: 32 }). Launch: grid (N / 128, M / 256), block 384.
+// { rows: M, cols: K, boxRows: 256, boxCols: 32, roundToTf32: true }) as matmul() makes it (torch.mm's error; without
+// roundToTf32, A truncated). Launch: grid (N / 128, M / 256), block 384.
 import {
   arriveAfterCopies,
   arriveBarrier,

@@ -47,7 +47,6 @@ export const packageKernelFiles: readonly string[] = [
   "examples/sgemm-wgmma.ts",
   "examples/sgemm-wgmma-ws.ts",
   "examples/sgemm-wgmma-cluster.ts",
-  "examples/sgemm-wgmma-rounded.ts",
   "examples/hgemm-tiled.ts",
   "examples/hgemm-mma-guarded.ts",
   "examples/hgemm-wgmma-ws.ts",

@@ -62,7 +62,15 @@ describe("matmul(…, { precision: \"tf32\" }) and the warp-specialized rung", (
     expect(chooseMatmul(new CpuDevice(), library, shape).rung.name).toBe("sgemm-tensorcore");
   });
 
-  it("runs through matmul() by name on the CPU, which makes and frees A's tensor map", async () => {
+  it("\"tf32-rounded\" takes the same rungs, but passes over sgemm-wgmma, which leaves A to the tensor cores to truncate", () => {
+    const rounded = { ...shape, precision: "tf32-rounded" as const };
+    expect(chooseMatmul(cuda("sm_90"), library, rounded).rung.name).toBe("sgemm-wgmma-ws");
+    const withoutWs = compileKernelLibrary(["sgemm-wgmma.ts", "sgemm-tensorcore.ts"].map((f) => path.join(repoRoot, "examples", f)), ["js"]);
+    expect(chooseMatmul(cuda("sm_90"), withoutWs, shape).rung.name).toBe("sgemm-wgmma");
+    expect(chooseMatmul(cuda("sm_90"), withoutWs, rounded).rung.name).toBe("sgemm-tensorcore");
+  });
+
+  it("runs through matmul() by name on the CPU, which makes and frees A's tensor map (rounding A as it copies)", async () => {
     const [m, n, k] = [256, 128, 192];
     const device = new CpuDevice();
     const A = random(m * k);
@@ -71,6 +79,8 @@ describe("matmul(…, { precision: \"tf32\" }) and the warp-specialized rung", (
     const ran = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, tuning: false, variant: "sgemm-wgmma-ws" });
     expect(ran).toBe("sgemm-wgmma-ws");
     const got = (await device.read(C)) as Float32Array;
-    expect(tf32WorstRatio({ m, n, k, A, B, alpha: 1, beta: 0 }, got)).toBeLessThanOrEqual(1);
+    // A's map rounds it as it copies (ties to even); B is rounded in the consumers' registers.
+    expect(tf32WorstRatio({ m, n, k, A, B, alpha: 1, beta: 0, a: "even" }, got)).toBeLessThanOrEqual(1);
+    expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm({ m, n, k, A, B, alpha: 1, beta: 0, a: "even" })));
   });
 });

@@ -42,14 +42,14 @@ describe("bench/tf32-feeding.ts on the CPU backend", () => {
     { ROUND: "2", LAG: "2" },
   ])("%j: bit-exact to the emulation and within TF32's bound (α = 0.75, β = −0.5, three blocks for four tiles)", async (defines) => {
     const { gemm, got } = await run(build(defines), 3, 0.75, -0.5);
-    const rounded = { ...gemm, roundA: defines.ROUND !== "0" };
+    const rounded = { ...gemm, a: defines.ROUND !== "0" ? ("rounded" as const) : ("truncated" as const) };
     expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm(rounded)));
     expect(tf32WorstRatio(rounded, got)).toBeLessThanOrEqual(1);
   });
 
   it("ROUND = 2 with β = 0 ignores C (NaN before the launch), one block for all tiles, in checked mode", async () => {
     const { gemm, got } = await run(build({ ROUND: "2" }), 1, 1.25, 0, true);
-    expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm({ ...gemm, roundA: true })));
+    expect(Array.from(got)).toEqual(Array.from(emulateTf32Gemm({ ...gemm, a: "rounded" })));
   });
 
   it("a rounding lag of STAGES − 1 deadlocks, and the emulation says where each warpgroup waits", async () => {

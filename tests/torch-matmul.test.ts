@@ -12,7 +12,6 @@ import { bestBuilds, formatTorchTable, torchChartSvg, type TorchReport, type Tor
 import { compileKernelLibrary, type Device, type KernelHandle } from "../runtime/index.ts";
 import { KernelLibrary } from "../runtime/library.ts";
 import { chooseMatmul, matmulRungs, streamBlocksFor } from "../runtime/matmul/matmul.ts";
-import { roundingFlags } from "../runtime/matmul/rung.ts";
 import { repoRoot } from "./golden-cases.ts";
 
 const python = spawnSync("python3", ["--version"]).status === 0;
@@ -113,29 +112,14 @@ describe("bench/torch-matmul-plan.ts", () => {
     );
     const [big, small] = makePlan([new KernelLibrary([...withCubins.kernels, ...cubins.kernels])], ["kernels-cubin"], [[4096, 4096, 4096], [768, 512, 256]]).shapes;
     const cluster = big!.candidates.find((c) => c.rung === "sgemm-wgmma-cluster")!;
-    expect(cluster.tensorMapA).toEqual({ param: "mapA", boxRows: 128, boxCols: 32 });
-    expect(cluster.tensorMapB).toEqual({ param: "mapB", boxRows: 32, boxCols: 32 });
+    // Both maps round to TF32 as they copy (the harness makes them of the TFLOAT32 type).
+    expect(cluster.tensorMapA).toEqual({ param: "mapA", boxRows: 128, boxCols: 32, roundToTf32: true });
+    expect(cluster.tensorMapB).toEqual({ param: "mapB", boxRows: 32, boxCols: 32, roundToTf32: true });
     // 16 × 32 = 512 tiles: one block a multiprocessor (132, a whole number of clusters of two).
     expect(cluster.grid).toEqual([h100Multiprocessors, 1, 1]);
     expect(big!.matmulTf32?.split(" ")[0]).toBe("sgemm-wgmma-cluster");
     // 768 × 512: 3 × 4 = 12 tiles, fewer than the multiprocessors: a block each.
     expect(small!.candidates.find((c) => c.rung === "sgemm-wgmma-cluster")!.grid).toEqual([12, 1, 1]);
-  });
-
-  it("plans the rounding TF32 rung with its copy of A and its flags, and names it as matmul(…, { precision: \"tf32\" })'s choice where rounding is free", () => {
-    const tf32 = compileKernelLibrary(["sgemm-wgmma-cluster.ts", "sgemm-wgmma-rounded.ts"].map((f) => path.join(repoRoot, "examples", f)), ["cuda"]);
-    const cubins = new KernelLibrary(
-      tf32.kernels.map((h): KernelHandle => ({ ...h, description: { ...h.description, outputs: { ...h.description.outputs, cuda: { ...h.description.outputs.cuda!, cubin: { file: `${h.description.name}.sm_90.cubin`, arch: "sm_90" } } } } })),
-    );
-    const [square, wide] = makePlan([new KernelLibrary([...withCubins.kernels, ...cubins.kernels])], ["kernels-cubin"], [[4096, 4096, 4096], [4096, 8192, 4096]]).shapes;
-    const rounded = wide!.candidates.find((c) => c.rung === "sgemm-wgmma-rounded")!;
-    expect(rounded.params.slice(-4).map((p) => p.name)).toEqual(["mapA", "mapB", "Ar", "flags"]);
-    expect(rounded.tensorMapA).toEqual({ param: "mapA", boxRows: 128, boxCols: 32 });
-    expect(rounded.tensorMapB).toEqual({ param: "mapB", boxRows: 32, boxCols: 32 });
-    expect(rounded.roundsA).toEqual({ scratch: "Ar", flags: "flags", flagCount: roundingFlags(4096, 4096) });
-    expect(rounded.grid).toEqual([h100Multiprocessors, 1, 1]);
-    expect(square!.candidates.find((c) => c.rung === "sgemm-wgmma-cluster")!.roundsA).toBeUndefined();
-    expect([square!.matmulTf32?.split(" ")[0], wide!.matmulTf32?.split(" ")[0]]).toEqual(["sgemm-wgmma-cluster", "sgemm-wgmma-rounded"]);
   });
 
   it("refuses builds without a cubin", () => {

@@ -7,7 +7,7 @@
 import type { BackendName, KernelArg, Device, DeviceBuffer, Dim3 } from "../../runtime/device.ts";
 import { createTensorMap } from "../../runtime/tensor-map.ts";
 import { targetsLeaveOut } from "../../runtime/launch-check.ts";
-import { persistentGrid, roundingFlags } from "../../runtime/matmul/rung.ts";
+import { persistentGrid } from "../../runtime/matmul/rung.ts";
 import type { KernelLibrary } from "../../runtime/library.ts";
 
 export interface VariantBuffers {
@@ -217,16 +217,16 @@ function persistentTiles(n: number, device: Device, clusterBlocks?: number): Dim
 }
 
 /**
- * The clustered TF32 rungs' launch: A's map (over `mapped`, A itself or a rounded copy of it) in half-height boxes
- * (128 rows of 32: each block of a cluster copies half of A's k-tile for both), B's in 32 × 32 boxes, then `extra`
- * buffers; a persistent grid of whole clusters of two. `release` frees the maps and the extra buffers.
+ * The clustered TF32 rung's launch: A's map in half-height boxes (128 rows of 32: each block of a cluster copies
+ * half of A's k-tile for both), B's in 32 × 32 boxes, both rounding to TF32 as they copy (as matmul() makes them);
+ * a persistent grid of whole clusters of two. `release` frees the maps.
  */
-function clusterLaunch(n: number, mapped: DeviceBuffer, { A, B, C, device }: VariantBuffers, alpha: number, beta: number, extra: readonly DeviceBuffer[] = []) {
-  const maps = [createTensorMap(device, mapped, { rows: n, cols: n, boxRows: 128, boxCols: 32 }), createTensorMap(device, B, { rows: n, cols: n, boxRows: 32, boxCols: 32 })];
+function clusterLaunch(n: number, { A, B, C, device }: VariantBuffers, alpha: number, beta: number) {
+  const maps = [createTensorMap(device, A, { rows: n, cols: n, boxRows: 128, boxCols: 32, roundToTf32: true }), createTensorMap(device, B, { rows: n, cols: n, boxRows: 32, boxCols: 32, roundToTf32: true })];
   return {
     grid: persistentTiles(n, device, 2),
-    args: [n, n, n, alpha, A, B, beta, C, ...maps, ...extra],
-    release: () => [...maps, ...extra].forEach((buffer) => device.free(buffer)),
+    args: [n, n, n, alpha, A, B, beta, C, ...maps],
+    release: () => maps.forEach((buffer) => device.free(buffer)),
   };
 }
 
@@ -239,31 +239,13 @@ function clusterLaunch(n: number, mapped: DeviceBuffer, { A, B, C, device }: Var
  */
 export const tensorCoreVariants: readonly MatmulVariant[] = [
   {
-    // The clustered rung (what matmul(…, { precision: "tf32" }) runs on sm_90 where n is a multiple of 256, outside
-    // the shapes where rounding A is free: runtime/matmul/matmul.ts, roundingIsFree).
+    // The clustered rung (what matmul(…, { precision: "tf32" }) runs on sm_90 where n is a multiple of 256).
     id: "sgemm-wgmma-cluster",
     file: "examples/sgemm-wgmma-cluster.ts",
     kernel: "sgemmWgmmaCluster",
     multipleOf: 256,
     gemm: true,
-    launch: (n, buffers, alpha, beta) => clusterLaunch(n, buffers.A, buffers, alpha, beta),
-    precision: "tf32",
-  },
-  {
-    // The same with A rounded to TF32 once for the grid (what matmul(…, { precision: "tf32-rounded" }) runs on sm_90,
-    // and "tf32" where rounding is free):
-    // its scratch copy of A, which A's map describes, and its flags (zeros, which every launch leaves zero), made
-    // with each launch and freed with the maps.
-    id: "sgemm-wgmma-rounded",
-    file: "examples/sgemm-wgmma-rounded.ts",
-    kernel: "sgemmWgmmaRounded",
-    multipleOf: 256,
-    gemm: true,
-    launch: (n, buffers, alpha, beta) => {
-      const rounded = buffers.device.createBuffer(new Float32Array(n * n));
-      const flags = buffers.device.createBuffer(new Int32Array(roundingFlags(n, n)));
-      return clusterLaunch(n, rounded, buffers, alpha, beta, [rounded, flags]);
-    },
+    launch: (n, buffers, alpha, beta) => clusterLaunch(n, buffers, alpha, beta),
     precision: "tf32",
   },
   {
@@ -276,7 +258,7 @@ export const tensorCoreVariants: readonly MatmulVariant[] = [
     multipleOf: 256,
     gemm: true,
     launch: (n, { A, B, C, device }, alpha, beta) => {
-      const mapA = createTensorMap(device, A, { rows: n, cols: n, boxRows: 256, boxCols: 32 });
+      const mapA = createTensorMap(device, A, { rows: n, cols: n, boxRows: 256, boxCols: 32, roundToTf32: true });
       return { grid: [n / 128, n / 256], args: [n, n, n, alpha, A, B, beta, C, mapA], release: () => device.free(mapA) };
     },
     precision: "tf32",

@@ -12,14 +12,14 @@
  *   takes any sizes (on WebGPU the guarded 2-D kernel, as the register-staged one is not measured there).
  * With `dtype: "bf16" | "f16"` (or 16-bit buffers) the 16-bit rungs of matmul16.ts run instead, and only they.
  * FP32 is the default. With `precision: "tf32"` the tensor-core rungs come first where their tiles divide the
- * shape and the library holds them: on an sm_90 GPU (H100) the warp-specialized warpgroup rung
- * (examples/sgemm-wgmma-ws.ts: a producer warpgroup, the tensor memory accelerator, mbarriers), then the
- * warpgroup rung (examples/sgemm-wgmma.ts; both wgmma: B rounded to TF32, A truncated to TF32 by the tensor
- * cores), elsewhere the warp rung
- * (examples/sgemm-tensorcore.ts, mma.sync: A and B rounded); f32 accumulation in both. Other shapes, and
- * WebGPU (no matrix operations), fall back to the FP32 rungs. With `precision: "tf32-rounded"` only the rung
- * that rounds A to nearest too (examples/sgemm-wgmma-rounded.ts, sm_90: torch.mm's TF32 error), else FP32;
- * "tf32" takes that rung too where n ≥ 8192 and m, k ≥ 4096 (roundingIsFree), where it is as fast.
+ * shape and the library holds them: on an sm_90 GPU (H100) the clustered and the warp-specialized warpgroup rungs
+ * (examples/sgemm-wgmma-cluster.ts, examples/sgemm-wgmma-ws.ts: a producer warpgroup, the tensor memory
+ * accelerator, mbarriers; A's copy rounds it to TF32, ties to even, through its tensor map's `roundToTf32`, and
+ * B is rounded in registers), then the warpgroup rung (examples/sgemm-wgmma.ts: A truncated to TF32 by the tensor
+ * cores, which read it from shared memory), elsewhere the warp rung (examples/sgemm-tensorcore.ts, mma.sync: A
+ * and B rounded); f32 accumulation in all. Other shapes, and WebGPU (no matrix operations), fall back to the FP32
+ * rungs. `precision: "tf32-rounded"` passes over the rungs that truncate A (`truncatesA`), to FP32 where no other
+ * takes the shape.
  */
 
 import type { Device, DeviceBuffer, KernelArg, KernelHandle } from "../device.ts";
@@ -29,7 +29,7 @@ import { packageKernelLibrary } from "../package-kernels.ts";
 import { kernelFits } from "../launch-check.ts";
 import { compileCandidate, kernelSourceHash, targetFor } from "./candidates.ts";
 import { defaultTuningStore, deviceKeyOf, shapeClass, type TunedEntry, type TuningStore } from "./tune-store.ts";
-import { persistentGrid, roundingFlags, type Constants, type Rung, type RungSearch } from "./rung.ts";
+import { persistentGrid, type Constants, type Rung, type RungSearch } from "./rung.ts";
 import { matmul16Rungs, type MatmulDtype } from "./matmul16.ts";
 
 export type { Constants, Rung, RungSearch } from "./rung.ts";
@@ -45,7 +45,6 @@ export type MatmulVariantName =
   | "hgemm-tiled"
   | "hgemm-tiled-f16"
   | "sgemm-wgmma-cluster"
-  | "sgemm-wgmma-rounded"
   | "sgemm-wgmma-ws"
   | "sgemm-wgmma"
   | "sgemm-streamk"
@@ -74,12 +73,10 @@ export interface MatmulOptions {
   /**
    * "fp32" (default): every rung computes in f32. "tf32": the tensor-core rung may run, which rounds A and B
    * to TF32 (10 mantissa bits) and accumulates in f32: several times faster on GPUs with tensor cores, with a
-   * relative error near 2^-11 instead of 2^-24 per input (on sm_90 the fastest rung truncates A rather than
-   * rounding it: a normwise error of 4.2e-4 against torch.mm's 2.6e-4 at 4096³; where n ≥ 8192 and m, k ≥ 4096,
-   * where rounding A costs nothing measurable, it takes the rung that rounds it, as "tf32-rounded" does).
-   * "tf32-rounded": only tensor-core rungs that round both operands to nearest, torch.mm's error (sm_90:
-   * sgemm-wgmma-rounded, slower on smaller shapes), FP32 rungs elsewhere. Naming the tensor-core rung as `variant`
-   * implies it.
+   * relative error near 2^-11 instead of 2^-24 per input (torch.mm's TF32 error: 2.6e-4 normwise at 4096³ on
+   * inputs in [-1, 1]). "tf32-rounded": the same, passing over the one rung that truncates A instead of rounding it
+   * (sgemm-wgmma, which only a library without the faster sm_90 rungs falls to), to FP32 rungs where no other
+   * takes the shape. Naming the tensor-core rung as `variant` implies it.
    */
   readonly precision?: MatmulPrecision;
   /**
@@ -381,8 +378,10 @@ const clusterRung: Rung = {
   grid: (m, n) => [(n / 128) * (m / 256), 1],
   persistent: true,
   clusterBlocks: 2,
-  tensorMapA: { boxRows: 128, boxCols: 32 },
-  tensorMapB: { boxRows: 32, boxCols: 32 },
+  // Both copies round to TF32, ties to even (as torch.mm's cuBLAS kernel does): the tensor cores would truncate A
+  // read from shared memory, and B's rounding in the consumers' registers then changes nothing.
+  tensorMapA: { boxRows: 128, boxCols: 32, roundToTf32: true },
+  tensorMapB: { boxRows: 32, boxCols: 32, roundToTf32: true },
   search: searchWgmmaCluster,
   notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
 };
@@ -396,18 +395,6 @@ export const matmulRungs: readonly Rung[] = [
   ...matmul16Rungs,
   clusterRung,
   {
-    // sgemm-wgmma-cluster with A rounded to TF32 once for the grid into a scratch copy: torch.mm's error (2.6e-4
-    // against 4.2e-4), at 85.2–86.5 % and 95.3–96.2 % of torch.mm TF32 at 4096³ and 8192³ on the H100
-    // (bench/results/2026-11-27-tf32-rounded-h100-run12.json to -run16); taken for `precision: "tf32-rounded"`, and for
-    // "tf32" where roundingIsFree (chooseMatmul).
-    // Its tiles, grid and maps are the clustered rung's; it is not tuned.
-    ...clusterShape,
-    name: "sgemm-wgmma-rounded",
-    file: "examples/sgemm-wgmma-rounded.ts",
-    kernel: "sgemmWgmmaRounded",
-    roundsA: true,
-  },
-  {
     // 82.8 % and 79.5 % of torch.mm TF32 at 4096³ and 8192³ on the H100, against 60.8 % and 60.2 % for
     // sgemm-wgmma in the same run (bench/results/2026-11-23-wgmma-ws-h100.json).
     name: "sgemm-wgmma-ws",
@@ -417,7 +404,7 @@ export const matmulRungs: readonly Rung[] = [
     cudaArch: "sm_90",
     multiples: () => [256, 128, 64],
     grid: (m, n) => [n / 128, m / 256],
-    tensorMapA: { boxRows: 256, boxCols: 32 },
+    tensorMapA: { boxRows: 256, boxCols: 32, roundToTf32: true },
     search: searchWgmmaWs,
     notOnWebgpu: "WebGPU has no matrix operations (TSK3048)",
   },
@@ -426,6 +413,7 @@ export const matmulRungs: readonly Rung[] = [
     file: "examples/sgemm-wgmma.ts",
     kernel: "sgemmWgmma",
     precision: "tf32",
+    truncatesA: true,
     cudaArch: "sm_90",
     multiples: () => [256, 128, 64],
     grid: (m, n) => [n / 128, m / 256],
@@ -539,11 +527,6 @@ export interface MatmulChoice {
 
 /** The rung and kernel `matmul` would use for a shape on a device. */
 export function chooseMatmul(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice {
-  // "tf32" where rounding A costs nothing measurable takes the rung that rounds it: torch.mm's error for free.
-  if (!options.variant && options.precision === "tf32" && roundingIsFree(options)) {
-    const rounded = roundingChoice(device, library, options);
-    if (rounded) return rounded;
-  }
   const store = options.tuning === false ? undefined : (options.tuning ?? defaultTuningStore());
   const tuned = store && tunedChoice(device, library, options, store);
   if (tuned) return tuned;
@@ -585,18 +568,6 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
   }
   if (fewTiles) return fewTiles;
   throw new Error("tskernel: no matmul kernel in the library handles this shape (compile examples/sgemm.ts and examples/sgemm-blocktiling.ts)");
-}
-
-/** The rung that rounds A, where it takes the shape and fits the device and the library holds it. */
-function roundingChoice(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice | undefined {
-  // Where that rung does not take the shape, "tf32-rounded" picks an FP32 rung, or finds none (and throws) in a
-  // library of TF32 rungs: either way "tf32" goes on to its own ladder.
-  try {
-    const choice = chooseMatmul(device, library, { ...options, precision: "tf32-rounded", tuning: false });
-    return choice.rung.roundsA ? choice : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -652,29 +623,12 @@ function dtypeAllows(options: MatmulOptions, rung: Rung): boolean {
 }
 
 /**
- * The shapes where `precision: "tf32"` takes the rung that rounds A (torch.mm's error) when it takes the shape,
- * instead of the one that truncates A: n ≥ 8192 with m and k ≥ 4096. Rounding A moves 2·|A| through memory, which
- * matters against the product's m·n·k in proportion to 1/n, and in a short launch its first rounds cannot overlap
- * anything. On the H100 (2026-11-27, % of torch.mm TF32, rounded against truncated in the same runs) the eight shapes
- * of this region measured within −3.3 to +3.6 points (94.6–111.1 % against 95.2–112.8 %;
- * bench/results/2026-11-27-tf32-rounded-h100-run18.json, -run23, -run24), while n = 4096 cost 7 to 12 points
- * (8192 × 4096 × 8192, 4096³), n = 2048 34, and 2048 × 8192 × 1024, small in m and k, 12
- * (2026-11-27-torch-matmul-rounding-h100.json).
- */
-export const roundingFreeShape = { m: 4096, n: 8192, k: 4096 } as const;
-
-/** Whether rounding A costs "tf32" nothing measurable at this shape (roundingFreeShape). */
-export function roundingIsFree({ m, n, k }: { readonly m: number; readonly n: number; readonly k: number }): boolean {
-  return m >= roundingFreeShape.m && n >= roundingFreeShape.n && k >= roundingFreeShape.k;
-}
-
-/**
- * Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"`, and of them only those
- * that round A to nearest (torch.mm's error) for "tf32-rounded", which falls back on FP32 rungs elsewhere.
+ * Whether the requested precision admits the rung: TF32 rungs only for `precision: "tf32"` or "tf32-rounded", and
+ * for "tf32-rounded" only those that round both operands (not `truncatesA`).
  */
 function precisionAllows(options: MatmulOptions, rung: Rung): boolean {
   if (rung.precision !== "tf32") return true;
-  return options.precision === "tf32" ? !rung.roundsA : options.precision === "tf32-rounded" && rung.roundsA === true;
+  return options.precision === "tf32" || (options.precision === "tf32-rounded" && !rung.truncatesA);
 }
 
 /**
@@ -723,7 +677,7 @@ export function streamKScratchLengths(c: Constants, streamBlocks: number): { par
 
 /**
  * A device's scratch of one kind: an f32 and an i32 buffer of zeros, which every launch that uses them leaves zero,
- * grown as needed (stream-k's partial tiles and arrivals; a rounding rung's copy of A and its flags). One set a
+ * grown as needed (stream-k's partial tiles and arrivals). One set a
  * device and kind: launches that use it must not run at once on two streams.
  */
 interface Scratch {
@@ -743,7 +697,6 @@ function scratchFor(kind: WeakMap<Device, Scratch>, device: Device, floats: numb
 }
 
 const streamKScratch = new WeakMap<Device, Scratch>();
-const roundingScratch = new WeakMap<Device, Scratch>();
 
 /**
  * The grid and arguments that run a rung's build on an m×n×k product, C = alpha·A·B + beta·C: the eight of
@@ -808,13 +761,10 @@ export async function matmul(device: Device, ...rest: [DeviceBuffer, DeviceBuffe
 export function rungArguments(device: Device, rung: Rung, base: readonly [number, number, number, number, DeviceBuffer, DeviceBuffer, number, DeviceBuffer]): { args: (number | DeviceBuffer)[]; release: () => void } {
   if (!rung.tensorMapA) return { args: [...base], release: () => {} };
   const [m, n, k, , A, B, , C] = base;
-  // A rung that rounds A copies it from its scratch copy, which A's map then describes.
-  const rounding = rung.roundsA ? scratchFor(roundingScratch, device, m * k, roundingFlags(m, k)) : undefined;
-  const maps = [createTensorMap(device, rounding ? rounding.floats : A, { rows: m, cols: k, ...rung.tensorMapA })];
+  const maps = [createTensorMap(device, A, { rows: m, cols: k, ...rung.tensorMapA })];
   // The clustered TF32 rung copies B by the tensor memory accelerator too; the 16-bit rungs also store C out.
   if (rung.tensorMapB) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapB }));
   if (rung.tensorMapsBC) maps.push(createTensorMap(device, B, { rows: k, cols: n, ...rung.tensorMapsBC.B }), createTensorMap(device, C, { rows: m, cols: n, ...rung.tensorMapsBC.C }));
-  const scratch = rounding ? [rounding.floats, rounding.ints] : [];
-  return { args: [...base, ...maps, ...scratch], release: () => maps.forEach((map) => device.free(map)) };
+  return { args: [...base, ...maps], release: () => maps.forEach((map) => device.free(map)) };
 }
 

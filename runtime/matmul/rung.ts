@@ -76,7 +76,7 @@ export interface Rung {
    * The kernel takes A's tensor map after C (copyTile, runtime/tensor-map.ts): A as rows = m, cols = k, in
    * boxes of this size. Whoever launches the rung makes the map (`rungArguments`).
    */
-  readonly tensorMapA?: { readonly boxRows: number; readonly boxCols: number };
+  readonly tensorMapA?: TensorMapBox;
   /** The kernel takes B's tensor map too, after A's (B as rows = k, cols = n), in boxes of this size. */
   readonly tensorMapB?: TensorMapBox;
   /**
@@ -90,12 +90,10 @@ export interface Rung {
    */
   readonly tensorMapsBC?: { readonly B: TensorMapBox; readonly C: TensorMapBox };
   /**
-   * The kernel rounds A to TF32 (to nearest) once, inside the launch, into a scratch copy Ar of A that its A
-   * tensor map describes (examples/sgemm-wgmma-rounded.ts): after the maps it takes Ar (m·k f32) and its flags
-   * (2·(m / 128)·(k / 32) + m / 128 + 1 i32, zero before a launch and left zero by it), which the runtime keeps per device.
-   * Its error is torch.mm's with TF32 (both operands rounded): `precision: "tf32-rounded"` takes only such rungs.
+   * The tensor cores read A truncated to TF32 (from shared memory, filled by ordinary copies: examples/sgemm-wgmma.ts),
+   * not rounded: `precision: "tf32-rounded"` passes over the rung.
    */
-  readonly roundsA?: true;
+  readonly truncatesA?: true;
   /** A persistent kernel: its grid is at most one block a multiprocessor, each block walking tiles. */
   readonly persistent?: true;
   /**
@@ -108,14 +106,8 @@ export interface Rung {
 export interface TensorMapBox {
   readonly boxRows: number;
   readonly boxCols: number;
-}
-
-/**
- * The flags a rung that rounds A takes for an m×k A (Rung.roundsA; examples/sgemm-wgmma-rounded.ts): two a half
- * k-tile (128 rows × 32 k), one a row half, and a count of finished blocks.
- */
-export function roundingFlags(m: number, k: number): number {
-  return 2 * (m / 128) * (k / 32) + m / 128 + 1;
+  /** The copy rounds each f32 to TF32 (createTensorMap's `roundToTf32`): A's and B's maps of the TF32 rungs. */
+  readonly roundToTf32?: true;
 }
 
 /**

@@ -202,140 +202,140 @@ template <int count> __device__ __forceinline__ void tsk_setmaxnreg_inc() {
 __device__ __forceinline__ int tsk_min(int a, int b) { int r; asm("{.reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
 __device__ __forceinline__ unsigned tsk_min(unsigned a, unsigned b) { unsigned r; asm("{.reg .pred p; setp.lt.u32 p, %1, %2; selp.b32 %0, %1, %2, p;}" : "=r"(r) : "r"(a), "r"(b)); return r; }
 
-#line 62 "examples/sgemm-wgmma-cluster.ts"
-__device__ __forceinline__ int unitRow(int u, int M, int N, int swizzle) {
-#line 63 "examples/sgemm-wgmma-cluster.ts"
-  const int groupUnits = (int)((unsigned int)swizzle * (unsigned int)(N / 128 / 2));
 #line 64 "examples/sgemm-wgmma-cluster.ts"
-  const int firstRow = (int)((unsigned int)(u / groupUnits) * (unsigned int)swizzle);
+__device__ __forceinline__ int unitRow(int u, int M, int N, int swizzle) {
 #line 65 "examples/sgemm-wgmma-cluster.ts"
-  const int groupRows = tsk_min((int)((unsigned int)(M / 256) - (unsigned int)firstRow), swizzle);
+  const int groupUnits = (int)((unsigned int)swizzle * (unsigned int)(N / 128 / 2));
 #line 66 "examples/sgemm-wgmma-cluster.ts"
+  const int firstRow = (int)((unsigned int)(u / groupUnits) * (unsigned int)swizzle);
+#line 67 "examples/sgemm-wgmma-cluster.ts"
+  const int groupRows = tsk_min((int)((unsigned int)(M / 256) - (unsigned int)firstRow), swizzle);
+#line 68 "examples/sgemm-wgmma-cluster.ts"
   return (int)(((unsigned int)firstRow + (unsigned int)(u % groupUnits % groupRows)) * 256u);
 }
 
-#line 70 "examples/sgemm-wgmma-cluster.ts"
-__device__ __forceinline__ int unitPair(int u, int M, int N, int swizzle) {
-#line 71 "examples/sgemm-wgmma-cluster.ts"
-  const int groupUnits = (int)((unsigned int)swizzle * (unsigned int)(N / 128 / 2));
 #line 72 "examples/sgemm-wgmma-cluster.ts"
-  const int firstRow = (int)((unsigned int)(u / groupUnits) * (unsigned int)swizzle);
+__device__ __forceinline__ int unitPair(int u, int M, int N, int swizzle) {
 #line 73 "examples/sgemm-wgmma-cluster.ts"
-  const int groupRows = tsk_min((int)((unsigned int)(M / 256) - (unsigned int)firstRow), swizzle);
+  const int groupUnits = (int)((unsigned int)swizzle * (unsigned int)(N / 128 / 2));
 #line 74 "examples/sgemm-wgmma-cluster.ts"
+  const int firstRow = (int)((unsigned int)(u / groupUnits) * (unsigned int)swizzle);
+#line 75 "examples/sgemm-wgmma-cluster.ts"
+  const int groupRows = tsk_min((int)((unsigned int)(M / 256) - (unsigned int)firstRow), swizzle);
+#line 76 "examples/sgemm-wgmma-cluster.ts"
   return u % groupUnits / groupRows;
 }
 
-#line 78 "examples/sgemm-wgmma-cluster.ts"
+#line 80 "examples/sgemm-wgmma-cluster.ts"
 __device__ __forceinline__ int swizzle128(int i) {
-#line 79 "examples/sgemm-wgmma-cluster.ts"
+#line 81 "examples/sgemm-wgmma-cluster.ts"
   return i ^ (int)((unsigned int)((i >> 5) & 7) << 2);
 }
 
 // Kernel sgemmWgmmaCluster specialized for STAGES = 4, SWIZZLE = 8; block 384×1×1.
-#line 82 "examples/sgemm-wgmma-cluster.ts"
+#line 84 "examples/sgemm-wgmma-cluster.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) sgemmWgmmaCluster_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA, const unsigned int* __restrict__ mapB) {
   // 196672 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 105 "examples/sgemm-wgmma-cluster.ts"
+#line 107 "examples/sgemm-wgmma-cluster.ts"
   float (&aTiles)[32768] = *reinterpret_cast<float (*)[32768]>(tsk_dynamic_shared + 0);
-#line 106 "examples/sgemm-wgmma-cluster.ts"
+#line 108 "examples/sgemm-wgmma-cluster.ts"
   float (&bTiles)[16384] = *reinterpret_cast<float (*)[16384]>(tsk_dynamic_shared + 131072);
-#line 109 "examples/sgemm-wgmma-cluster.ts"
-  unsigned long long (&full)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 196608);
-#line 110 "examples/sgemm-wgmma-cluster.ts"
-  unsigned long long (&empty)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 196640);
 #line 111 "examples/sgemm-wgmma-cluster.ts"
-  float acc[128];
+  unsigned long long (&full)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 196608);
 #line 112 "examples/sgemm-wgmma-cluster.ts"
+  unsigned long long (&empty)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 196640);
+#line 113 "examples/sgemm-wgmma-cluster.ts"
+  float acc[128];
+#line 114 "examples/sgemm-wgmma-cluster.ts"
   unsigned a[32];
-#line 115 "examples/sgemm-wgmma-cluster.ts"
-  const int clusters = (int)gridDim.x / 2;
-#line 116 "examples/sgemm-wgmma-cluster.ts"
-  const int units = (int)((unsigned int)(M / 256) * (unsigned int)(N / 128 / 2));
 #line 117 "examples/sgemm-wgmma-cluster.ts"
-  const int tid = (int)threadIdx.x;
+  const int clusters = (int)gridDim.x / 2;
 #line 118 "examples/sgemm-wgmma-cluster.ts"
-  const int steps = K / 32;
+  const int units = (int)((unsigned int)(M / 256) * (unsigned int)(N / 128 / 2));
 #line 119 "examples/sgemm-wgmma-cluster.ts"
-  if (tid == 0) {
+  const int tid = (int)threadIdx.x;
 #line 120 "examples/sgemm-wgmma-cluster.ts"
-    for (int s = 0; s < 4; s++) {
+  const int steps = K / 32;
 #line 121 "examples/sgemm-wgmma-cluster.ts"
-      tsk_mbarrier_init(&full[s], 1);
+  if (tid == 0) {
+#line 122 "examples/sgemm-wgmma-cluster.ts"
+    for (int s = 0; s < 4; s++) {
 #line 123 "examples/sgemm-wgmma-cluster.ts"
+      tsk_mbarrier_init(&full[s], 1);
+#line 125 "examples/sgemm-wgmma-cluster.ts"
       tsk_mbarrier_init(&empty[s], 16);
     }
   }
-#line 127 "examples/sgemm-wgmma-cluster.ts"
+#line 129 "examples/sgemm-wgmma-cluster.ts"
   tsk_cluster_sync();
-#line 128 "examples/sgemm-wgmma-cluster.ts"
+#line 130 "examples/sgemm-wgmma-cluster.ts"
   if (tsk_warpgroup_idx() == 0) {
-#line 132 "examples/sgemm-wgmma-cluster.ts"
-    tsk_setmaxnreg_dec<56>();
-#line 133 "examples/sgemm-wgmma-cluster.ts"
-    int it = 0;
 #line 134 "examples/sgemm-wgmma-cluster.ts"
-    for (int u = (int)blockIdx.x >> 1; u < units; u += clusters) {
+    tsk_setmaxnreg_dec<56>();
 #line 135 "examples/sgemm-wgmma-cluster.ts"
-      const int m0 = unitRow(u, M, N, 8);
+    int it = 0;
 #line 136 "examples/sgemm-wgmma-cluster.ts"
-      const int n0 = (int)(((unsigned int)unitPair(u, M, N, 8) * 2u + (unsigned int)tsk_cluster_rank()) * 128u);
+    for (int u = (int)blockIdx.x >> 1; u < units; u += clusters) {
 #line 137 "examples/sgemm-wgmma-cluster.ts"
-      for (int kt = 0; kt < steps; kt++) {
+      const int m0 = unitRow(u, M, N, 8);
 #line 138 "examples/sgemm-wgmma-cluster.ts"
-        const int s_1 = it % 4;
+      const int n0 = (int)(((unsigned int)unitPair(u, M, N, 8) * 2u + (unsigned int)tsk_cluster_rank()) * 128u);
 #line 139 "examples/sgemm-wgmma-cluster.ts"
-        if (it >= 4) {
+      for (int kt = 0; kt < steps; kt++) {
 #line 140 "examples/sgemm-wgmma-cluster.ts"
+        const int s_1 = it % 4;
+#line 141 "examples/sgemm-wgmma-cluster.ts"
+        if (it >= 4) {
+#line 142 "examples/sgemm-wgmma-cluster.ts"
           tsk_mbarrier_wait(&empty[s_1], (int)((unsigned int)(it / 4) + 1u) & 1);
         }
-#line 145 "examples/sgemm-wgmma-cluster.ts"
-        if (tid == 0) {
-#line 146 "examples/sgemm-wgmma-cluster.ts"
-          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
 #line 147 "examples/sgemm-wgmma-cluster.ts"
-          tsk_copy_tile_multicast(&aTiles[(int)((unsigned int)s_1 * 256u * 32u + (unsigned int)tsk_cluster_rank() * 128u * 32u)], mapA, (int)((unsigned int)kt * 32u), (int)((unsigned int)m0 + (unsigned int)tsk_cluster_rank() * 128u), &full[s_1], 3);
+        if (tid == 0) {
 #line 148 "examples/sgemm-wgmma-cluster.ts"
+          tsk_mbarrier_arrive_expect(&full[s_1], 49152);
+#line 149 "examples/sgemm-wgmma-cluster.ts"
+          tsk_copy_tile_multicast(&aTiles[(int)((unsigned int)s_1 * 256u * 32u + (unsigned int)tsk_cluster_rank() * 128u * 32u)], mapA, (int)((unsigned int)kt * 32u), (int)((unsigned int)m0 + (unsigned int)tsk_cluster_rank() * 128u), &full[s_1], 3);
+#line 150 "examples/sgemm-wgmma-cluster.ts"
 #pragma unroll
           for (int b = 0; b < 4; b++) {
-#line 149 "examples/sgemm-wgmma-cluster.ts"
+#line 151 "examples/sgemm-wgmma-cluster.ts"
             tsk_copy_tile(&bTiles[(int)((unsigned int)s_1 * 32u * 128u + (unsigned int)b * 32u * 32u)], mapB, (int)((unsigned int)n0 + 32u * (unsigned int)b), (int)((unsigned int)kt * 32u), &full[s_1]);
           }
         }
-#line 152 "examples/sgemm-wgmma-cluster.ts"
+#line 154 "examples/sgemm-wgmma-cluster.ts"
         it = (int)((unsigned int)it + 1u);
       }
     }
   } else {
-#line 157 "examples/sgemm-wgmma-cluster.ts"
+#line 159 "examples/sgemm-wgmma-cluster.ts"
     tsk_setmaxnreg_inc<224>();
-#line 158 "examples/sgemm-wgmma-cluster.ts"
+#line 160 "examples/sgemm-wgmma-cluster.ts"
     const int group = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
-#line 165 "examples/sgemm-wgmma-cluster.ts"
-    const int lane = tid & 31;
-#line 166 "examples/sgemm-wgmma-cluster.ts"
-    const int g = lane >> 2;
 #line 167 "examples/sgemm-wgmma-cluster.ts"
-    const int q = lane & 3;
+    const int lane = tid & 31;
 #line 168 "examples/sgemm-wgmma-cluster.ts"
-    const int columnInBox = (int)(4u * (unsigned int)((tid >> 5) & 3) + (unsigned int)(g & 3) + 16u * (unsigned int)(g >> 2));
+    const int g = lane >> 2;
 #line 169 "examples/sgemm-wgmma-cluster.ts"
-    const int box = (int)(2u * (unsigned int)group * 32u * 32u);
+    const int q = lane & 3;
+#line 170 "examples/sgemm-wgmma-cluster.ts"
+    const int columnInBox = (int)(4u * (unsigned int)((tid >> 5) & 3) + (unsigned int)(g & 3) + 16u * (unsigned int)(g >> 2));
 #line 171 "examples/sgemm-wgmma-cluster.ts"
-    const int atQ = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * (unsigned int)q + (unsigned int)columnInBox)));
-#line 172 "examples/sgemm-wgmma-cluster.ts"
-    const int atQ4 = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * ((unsigned int)q + 4u) + (unsigned int)columnInBox)));
+    const int box = (int)(2u * (unsigned int)group * 32u * 32u);
 #line 173 "examples/sgemm-wgmma-cluster.ts"
-    int it_1 = 0;
+    const int atQ = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * (unsigned int)q + (unsigned int)columnInBox)));
 #line 174 "examples/sgemm-wgmma-cluster.ts"
-    for (int u_1 = (int)blockIdx.x >> 1; u_1 < units; u_1 += clusters) {
+    const int atQ4 = (int)((unsigned int)box + (unsigned int)swizzle128((int)(32u * ((unsigned int)q + 4u) + (unsigned int)columnInBox)));
 #line 175 "examples/sgemm-wgmma-cluster.ts"
-      const int m0_1 = unitRow(u_1, M, N, 8);
+    int it_1 = 0;
 #line 176 "examples/sgemm-wgmma-cluster.ts"
-      const int n0_1 = (int)(((unsigned int)unitPair(u_1, M, N, 8) * 2u + (unsigned int)tsk_cluster_rank()) * 128u);
+    for (int u_1 = (int)blockIdx.x >> 1; u_1 < units; u_1 += clusters) {
+#line 177 "examples/sgemm-wgmma-cluster.ts"
+      const int m0_1 = unitRow(u_1, M, N, 8);
 #line 178 "examples/sgemm-wgmma-cluster.ts"
+      const int n0_1 = (int)(((unsigned int)unitPair(u_1, M, N, 8) * 2u + (unsigned int)tsk_cluster_rank()) * 128u);
+#line 180 "examples/sgemm-wgmma-cluster.ts"
       acc[0] = 0.0f; tsk_wgmma_keep<1>(&acc[0]);
       acc[1] = 0.0f; tsk_wgmma_keep<1>(&acc[1]);
       acc[2] = 0.0f; tsk_wgmma_keep<1>(&acc[2]);
@@ -464,78 +464,78 @@ extern "C" __global__ void __launch_bounds__(384, 1) __cluster_dims__(2, 1, 1) s
       acc[125] = 0.0f; tsk_wgmma_keep<1>(&acc[125]);
       acc[126] = 0.0f; tsk_wgmma_keep<1>(&acc[126]);
       acc[127] = 0.0f; tsk_wgmma_keep<1>(&acc[127]);
-#line 179 "examples/sgemm-wgmma-cluster.ts"
-      for (int step = 0; step < steps; step += 2) {
 #line 181 "examples/sgemm-wgmma-cluster.ts"
+      for (int step = 0; step < steps; step += 2) {
+#line 183 "examples/sgemm-wgmma-cluster.ts"
 #pragma unroll
         for (int h = 0; h < 2; h++) {
-#line 182 "examples/sgemm-wgmma-cluster.ts"
-          const int kt_1 = (int)((unsigned int)step + (unsigned int)h);
-#line 183 "examples/sgemm-wgmma-cluster.ts"
-          const int s_2 = it_1 % 4;
 #line 184 "examples/sgemm-wgmma-cluster.ts"
-          tsk_mbarrier_wait(&full[s_2], (it_1 / 4) & 1);
+          const int kt_1 = (int)((unsigned int)step + (unsigned int)h);
 #line 185 "examples/sgemm-wgmma-cluster.ts"
-          const int stageB = (int)((unsigned int)s_2 * 32u * 128u);
+          const int s_2 = it_1 % 4;
 #line 186 "examples/sgemm-wgmma-cluster.ts"
+          tsk_mbarrier_wait(&full[s_2], (it_1 / 4) & 1);
+#line 187 "examples/sgemm-wgmma-cluster.ts"
+          const int stageB = (int)((unsigned int)s_2 * 32u * 128u);
+#line 188 "examples/sgemm-wgmma-cluster.ts"
 #pragma unroll
           for (int j = 0; j < 4; j++) {
-#line 188 "examples/sgemm-wgmma-cluster.ts"
-            a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 0u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 256u * (unsigned int)j)]));
-#line 189 "examples/sgemm-wgmma-cluster.ts"
-            a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 1u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 1024u + 256u * (unsigned int)j)]));
 #line 190 "examples/sgemm-wgmma-cluster.ts"
-            a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 2u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ4 + 256u * (unsigned int)j)]));
+            a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 0u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 256u * (unsigned int)j)]));
 #line 191 "examples/sgemm-wgmma-cluster.ts"
+            a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 1u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ + 1024u + 256u * (unsigned int)j)]));
+#line 192 "examples/sgemm-wgmma-cluster.ts"
+            a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 2u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ4 + 256u * (unsigned int)j)]));
+#line 193 "examples/sgemm-wgmma-cluster.ts"
             a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 3u)] = __float_as_uint(tsk_tf32(bTiles[(int)((unsigned int)stageB + (unsigned int)atQ4 + 1024u + 256u * (unsigned int)j)]));
           }
-#line 193 "examples/sgemm-wgmma-cluster.ts"
+#line 195 "examples/sgemm-wgmma-cluster.ts"
           tsk_wgmma_fence();
 #pragma unroll
           for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 194 "examples/sgemm-wgmma-cluster.ts"
+#line 196 "examples/sgemm-wgmma-cluster.ts"
             tsk_wgmma_m64n256k8_tf32(&acc[0 * 128], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 1], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 2], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 3], tsk_wgmma_desc(&aTiles[(int)((unsigned int)s_2 * 256u * 32u + 8u * (unsigned int)j_1)]));
           }
-#line 196 "examples/sgemm-wgmma-cluster.ts"
+#line 198 "examples/sgemm-wgmma-cluster.ts"
           tsk_wgmma_commit();
-#line 197 "examples/sgemm-wgmma-cluster.ts"
+#line 199 "examples/sgemm-wgmma-cluster.ts"
           tsk_wgmma_wait<1>();
           tsk_wgmma_hold<32>(a);
-#line 199 "examples/sgemm-wgmma-cluster.ts"
+#line 201 "examples/sgemm-wgmma-cluster.ts"
           if (kt_1 > 0 && (tid & 31) < 2) {
-#line 200 "examples/sgemm-wgmma-cluster.ts"
+#line 202 "examples/sgemm-wgmma-cluster.ts"
             tsk_mbarrier_arrive_cluster(&empty[(int)((unsigned int)it_1 + 4u - 1u) % 4], tid & 31);
           }
-#line 202 "examples/sgemm-wgmma-cluster.ts"
+#line 204 "examples/sgemm-wgmma-cluster.ts"
           it_1 = (int)((unsigned int)it_1 + 1u);
         }
       }
-#line 205 "examples/sgemm-wgmma-cluster.ts"
+#line 207 "examples/sgemm-wgmma-cluster.ts"
       tsk_wgmma_wait<0>();
       tsk_wgmma_keep<128>(acc);
-#line 207 "examples/sgemm-wgmma-cluster.ts"
+#line 209 "examples/sgemm-wgmma-cluster.ts"
       if ((tid & 31) < 2) {
-#line 208 "examples/sgemm-wgmma-cluster.ts"
+#line 210 "examples/sgemm-wgmma-cluster.ts"
         tsk_mbarrier_arrive_cluster(&empty[(int)((unsigned int)it_1 + 4u - 1u) % 4], tid & 31);
       }
-#line 212 "examples/sgemm-wgmma-cluster.ts"
+#line 214 "examples/sgemm-wgmma-cluster.ts"
       const int base = (int)((unsigned int)m0_1 * (unsigned int)N + (unsigned int)n0_1 + (unsigned int)group * 64u + (unsigned int)columnInBox);
-#line 213 "examples/sgemm-wgmma-cluster.ts"
+#line 215 "examples/sgemm-wgmma-cluster.ts"
 #pragma unroll
       for (int e = 0; e < 128; e++) {
-#line 214 "examples/sgemm-wgmma-cluster.ts"
-        const int at = (int)((unsigned int)base + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u + (unsigned int)((e >> 6) & 1) * 128u) * (unsigned int)N + (unsigned int)(e & 2) * 16u);
 #line 216 "examples/sgemm-wgmma-cluster.ts"
+        const int at = (int)((unsigned int)base + ((unsigned int)((((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127) >> 2) & 7) * 0u + (unsigned int)((int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127 & 3) * 2u + (unsigned int)((e >> 0) & 1) * 1u + (unsigned int)((e >> 2) & 1) * 8u + (unsigned int)((e >> 3) & 1) * 16u + (unsigned int)((e >> 4) & 1) * 32u + (unsigned int)((e >> 5) & 1) * 64u + (unsigned int)((e >> 6) & 1) * 128u) * (unsigned int)N + (unsigned int)(e & 2) * 16u);
+#line 218 "examples/sgemm-wgmma-cluster.ts"
         if (beta == 0.0f) {
-#line 217 "examples/sgemm-wgmma-cluster.ts"
+#line 219 "examples/sgemm-wgmma-cluster.ts"
           C[at] = alpha * acc[(int)(0u + (unsigned int)e)];
         } else {
-#line 219 "examples/sgemm-wgmma-cluster.ts"
+#line 221 "examples/sgemm-wgmma-cluster.ts"
           C[at] = alpha * acc[(int)(0u + (unsigned int)e)] + beta * C[at];
         }
       }
     }
   }
-#line 225 "examples/sgemm-wgmma-cluster.ts"
+#line 227 "examples/sgemm-wgmma-cluster.ts"
   tsk_cluster_sync();
 }

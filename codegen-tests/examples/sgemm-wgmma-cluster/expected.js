@@ -142,24 +142,37 @@ function mbarrierDone(b, n, i, parity, chk, t, where) {
   mbarrierClock[0]++;
   return true;
 }
-// The tensor map's shape: rows, columns, box rows, box columns and element bytes (4 in maps without them).
+// The tensor map's shape: rows, columns, box rows, box columns, element bytes (4 in maps without them) and
+// whether the copy rounds to TF32 (createTensorMap's roundToTf32).
 function tileMap(map, src, what, chk, where) {
   if (map.length < 8 || map[0] !== 0x4d4b5354) mbarrierFault(what + " takes a tensor map made by createTensorMap() for this device", chk, where);
   const rows = map[1], cols = map[2];
   if (src.length < rows * cols) mbarrierFault(what + ": the tensor map describes " + rows + "×" + cols + " elements, but the buffer has " + src.length, chk, where);
-  return [rows, cols, map[3], map[4], map[5] || 4];
+  return [rows, cols, map[3], map[4], map[5] || 4, map[6] === 1];
+}
+// An f32 rounded to TF32 as the tensor memory accelerator rounds through a TFLOAT32 map (compiler/lang/tf32.ts's
+// roundTf32Even): to nearest, ties to even; infinities and NaN unchanged.
+const tileTf32 = new Float32Array(1), tileTf32Bits = new Uint32Array(tileTf32.buffer);
+function tileRoundTf32(x) {
+  tileTf32[0] = x;
+  const bits = tileTf32Bits[0];
+  if ((bits & 0x7f800000) === 0x7f800000) return tileTf32[0];
+  tileTf32Bits[0] = (bits + 0xfff + ((bits >>> 13) & 1)) & 0xffffe000;
+  return tileTf32[0];
 }
 // copyTile: the box (x, y) of the tensor map describes, 128-byte swizzle, zeros outside; its bytes complete on
-// barrier i. A row of the box is 128 bytes (128 / bytes elements); 16-bit elements are copied as their encodings.
+// barrier i. A row of the box is 128 bytes (128 / bytes elements); 16-bit elements are copied as their encodings,
+// f32 ones rounded to TF32 where the map says so.
 function tileCopy(dst, dstName, dstSize, offset, src, map, x, y, b, n, i, chk, t, where) {
-  const [rows, cols, boxRows, boxCols, bytes] = tileMap(map, src, "copyTile()", chk, where);
+  const [rows, cols, boxRows, boxCols, bytes, tf32] = tileMap(map, src, "copyTile()", chk, where);
   const perRow = 128 / bytes, perPiece = 16 / bytes, atom = 8 * perRow;
   if (offset % atom !== 0 || offset < 0 || offset + perRow * boxRows > dstSize) mbarrierFault("copyTile() writes " + dstName + " from element " + offset + ": it must be a multiple of " + atom + ", with the box's " + perRow * boxRows + " elements inside the array of " + dstSize, chk, where);
   const at = mbarrierAt(b, n, i, chk, where);
   for (let r = 0; r < boxRows; r++) {
     for (let c = 0; c < perRow; c++) {
       const row = y + r, col = x + c;
-      const value = c < boxCols && row >= 0 && row < rows && col >= 0 && col < cols ? src[row * cols + col] : 0;
+      const inside = c < boxCols && row >= 0 && row < rows && col >= 0 && col < cols;
+      const value = inside ? (tf32 ? tileRoundTf32(src[row * cols + col]) : src[row * cols + col]) : 0;
       const e = perRow * r + c, place = offset + (e ^ (((e / perRow) & 7) * perPiece));
       if (chk) chk.sts1(dst, dstName, place, dstSize, value, t, where);
       else dst[place] = value;

@@ -182,94 +182,94 @@ template <int count> __device__ __forceinline__ void tsk_setmaxnreg_inc() {
 }
 
 // Kernel sgemmWgmmaWs specialized for STAGES = 4, SWIZZLE = 8; block 384×1×1.
-#line 53 "examples/sgemm-wgmma-ws.ts"
+#line 55 "examples/sgemm-wgmma-ws.ts"
 extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaWs_STAGES_4_SWIZZLE_8(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta, float* C, const unsigned int* __restrict__ mapA) {
   // 200776 bytes of shared memory: more than CUDA declares statically, so one dynamic buffer holds the arrays.
   extern __shared__ __align__(16) unsigned char tsk_dynamic_shared_raw[];
   unsigned char* tsk_dynamic_shared = tsk_dynamic_shared_raw + ((1024u - ((unsigned)__cvta_generic_to_shared(tsk_dynamic_shared_raw) & 1023u)) & 1023u);
-#line 76 "examples/sgemm-wgmma-ws.ts"
+#line 78 "examples/sgemm-wgmma-ws.ts"
   float (&tiles)[50176] = *reinterpret_cast<float (*)[50176]>(tsk_dynamic_shared + 0);
-#line 80 "examples/sgemm-wgmma-ws.ts"
+#line 82 "examples/sgemm-wgmma-ws.ts"
   unsigned long long (&full)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 200704);
-#line 81 "examples/sgemm-wgmma-ws.ts"
-  unsigned long long (&empty)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 200736);
 #line 83 "examples/sgemm-wgmma-ws.ts"
-  unsigned long long (&joined)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 200768);
-#line 84 "examples/sgemm-wgmma-ws.ts"
-  float acc[128];
+  unsigned long long (&empty)[4] = *reinterpret_cast<unsigned long long (*)[4]>(tsk_dynamic_shared + 200736);
 #line 85 "examples/sgemm-wgmma-ws.ts"
-  unsigned a[32];
+  unsigned long long (&joined)[1] = *reinterpret_cast<unsigned long long (*)[1]>(tsk_dynamic_shared + 200768);
+#line 86 "examples/sgemm-wgmma-ws.ts"
+  float acc[128];
 #line 87 "examples/sgemm-wgmma-ws.ts"
-  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
-#line 88 "examples/sgemm-wgmma-ws.ts"
-  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
+  unsigned a[32];
 #line 89 "examples/sgemm-wgmma-ws.ts"
-  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
+  const int pid = (int)((unsigned int)((int)blockIdx.y) * (unsigned int)((int)gridDim.x) + (unsigned int)((int)blockIdx.x));
 #line 90 "examples/sgemm-wgmma-ws.ts"
-  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
+  const int groupBlocks = (int)(8u * (unsigned int)((int)gridDim.x));
 #line 91 "examples/sgemm-wgmma-ws.ts"
-  const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows)) * 256u);
+  const int firstRow = (int)((unsigned int)(pid / groupBlocks) * 8u);
 #line 92 "examples/sgemm-wgmma-ws.ts"
-  const int n0 = (int)((unsigned int)(pid % groupBlocks / groupRows) * 128u);
+  const int groupRows = min((int)((unsigned int)((int)gridDim.y) - (unsigned int)firstRow), 8);
 #line 93 "examples/sgemm-wgmma-ws.ts"
-  const int tid = (int)threadIdx.x;
+  const int m0 = (int)(((unsigned int)firstRow + (unsigned int)(pid % groupBlocks % groupRows)) * 256u);
 #line 94 "examples/sgemm-wgmma-ws.ts"
-  const int steps = K / 32;
+  const int n0 = (int)((unsigned int)(pid % groupBlocks / groupRows) * 128u);
 #line 95 "examples/sgemm-wgmma-ws.ts"
-  if (tid == 0) {
+  const int tid = (int)threadIdx.x;
 #line 96 "examples/sgemm-wgmma-ws.ts"
-    for (int s = 0; s < 4; s++) {
+  const int steps = K / 32;
 #line 97 "examples/sgemm-wgmma-ws.ts"
-      tsk_mbarrier_init(&full[s], 129);
+  if (tid == 0) {
 #line 98 "examples/sgemm-wgmma-ws.ts"
+    for (int s = 0; s < 4; s++) {
+#line 99 "examples/sgemm-wgmma-ws.ts"
+      tsk_mbarrier_init(&full[s], 129);
+#line 100 "examples/sgemm-wgmma-ws.ts"
       tsk_mbarrier_init(&empty[s], 8);
     }
-#line 100 "examples/sgemm-wgmma-ws.ts"
+#line 102 "examples/sgemm-wgmma-ws.ts"
     tsk_mbarrier_init(&joined[0], 256);
   }
-#line 102 "examples/sgemm-wgmma-ws.ts"
+#line 104 "examples/sgemm-wgmma-ws.ts"
   tsk_fence_proxy_async(); __syncthreads();
-#line 103 "examples/sgemm-wgmma-ws.ts"
+#line 105 "examples/sgemm-wgmma-ws.ts"
   if (tsk_warpgroup_idx() == 0) {
-#line 106 "examples/sgemm-wgmma-ws.ts"
-    tsk_setmaxnreg_dec<56>();
-#line 107 "examples/sgemm-wgmma-ws.ts"
-    for (int kt = 0; kt < steps; kt++) {
 #line 108 "examples/sgemm-wgmma-ws.ts"
-      const int s_1 = kt % 4;
+    tsk_setmaxnreg_dec<56>();
 #line 109 "examples/sgemm-wgmma-ws.ts"
-      if (kt >= 4) {
+    for (int kt = 0; kt < steps; kt++) {
 #line 110 "examples/sgemm-wgmma-ws.ts"
+      const int s_1 = kt % 4;
+#line 111 "examples/sgemm-wgmma-ws.ts"
+      if (kt >= 4) {
+#line 112 "examples/sgemm-wgmma-ws.ts"
         tsk_mbarrier_wait(&empty[s_1], (int)((unsigned int)(kt / 4) + 1u) & 1); tsk_fence_proxy_async();
       }
-#line 113 "examples/sgemm-wgmma-ws.ts"
-      if (tid == 0) {
-#line 114 "examples/sgemm-wgmma-ws.ts"
-        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
 #line 115 "examples/sgemm-wgmma-ws.ts"
+      if (tid == 0) {
+#line 116 "examples/sgemm-wgmma-ws.ts"
+        tsk_mbarrier_arrive_expect(&full[s_1], 32768);
+#line 117 "examples/sgemm-wgmma-ws.ts"
         tsk_copy_tile(&tiles[(int)((unsigned int)s_1 * 256u * 32u)], mapA, (int)((unsigned int)kt * 32u), m0, &full[s_1]);
       }
-#line 117 "examples/sgemm-wgmma-ws.ts"
+#line 119 "examples/sgemm-wgmma-ws.ts"
 #pragma unroll
       for (int i = 0; i < 8; i++) {
-#line 118 "examples/sgemm-wgmma-ws.ts"
-        const int c = (int)((unsigned int)tid + (unsigned int)i * 128u);
-#line 119 "examples/sgemm-wgmma-ws.ts"
-        const int r = c >> 5;
 #line 120 "examples/sgemm-wgmma-ws.ts"
-        const int piece = c & 31;
+        const int c = (int)((unsigned int)tid + (unsigned int)i * 128u);
 #line 121 "examples/sgemm-wgmma-ws.ts"
+        const int r = c >> 5;
+#line 122 "examples/sgemm-wgmma-ws.ts"
+        const int piece = c & 31;
+#line 123 "examples/sgemm-wgmma-ws.ts"
         tsk_cp_async_16(&tiles[(int)(32768u + (unsigned int)s_1 * 32u * 136u + (unsigned int)r * 136u + (unsigned int)piece * 4u)], &B[(int)(((unsigned int)kt * 32u + (unsigned int)r) * (unsigned int)N + (unsigned int)n0 + (unsigned int)piece * 4u)]);
       }
-#line 123 "examples/sgemm-wgmma-ws.ts"
+#line 125 "examples/sgemm-wgmma-ws.ts"
       tsk_mbarrier_arrive_copies(&full[s_1]);
     }
   } else {
-#line 127 "examples/sgemm-wgmma-ws.ts"
+#line 129 "examples/sgemm-wgmma-ws.ts"
     tsk_setmaxnreg_inc<224>();
-#line 128 "examples/sgemm-wgmma-ws.ts"
-    const int group = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
 #line 130 "examples/sgemm-wgmma-ws.ts"
+    const int group = (int)((unsigned int)tsk_warpgroup_idx() - 1u);
+#line 132 "examples/sgemm-wgmma-ws.ts"
     acc[0] = 0.0f; tsk_wgmma_keep<1>(&acc[0]);
     acc[1] = 0.0f; tsk_wgmma_keep<1>(&acc[1]);
     acc[2] = 0.0f; tsk_wgmma_keep<1>(&acc[2]);
@@ -398,22 +398,22 @@ extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaWs_STAGES_4_SWIZZ
     acc[125] = 0.0f; tsk_wgmma_keep<1>(&acc[125]);
     acc[126] = 0.0f; tsk_wgmma_keep<1>(&acc[126]);
     acc[127] = 0.0f; tsk_wgmma_keep<1>(&acc[127]);
-#line 131 "examples/sgemm-wgmma-ws.ts"
-    for (int step = 0; step < steps; step += 2) {
 #line 133 "examples/sgemm-wgmma-ws.ts"
+    for (int step = 0; step < steps; step += 2) {
+#line 135 "examples/sgemm-wgmma-ws.ts"
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-#line 134 "examples/sgemm-wgmma-ws.ts"
-        const int kt_1 = (int)((unsigned int)step + (unsigned int)h);
-#line 135 "examples/sgemm-wgmma-ws.ts"
-        const int s_2 = kt_1 % 4;
 #line 136 "examples/sgemm-wgmma-ws.ts"
-        tsk_mbarrier_wait(&full[s_2], (kt_1 / 4) & 1); tsk_fence_proxy_async();
+        const int kt_1 = (int)((unsigned int)step + (unsigned int)h);
 #line 137 "examples/sgemm-wgmma-ws.ts"
+        const int s_2 = kt_1 % 4;
+#line 138 "examples/sgemm-wgmma-ws.ts"
+        tsk_mbarrier_wait(&full[s_2], (kt_1 / 4) & 1); tsk_fence_proxy_async();
+#line 139 "examples/sgemm-wgmma-ws.ts"
 #pragma unroll
         for (int j = 0; j < 4; j++) {
           {
-#line 138 "examples/sgemm-wgmma-ws.ts"
+#line 140 "examples/sgemm-wgmma-ws.ts"
             const int lane = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
             const int laneGroup = (lane >> 2) & 7;
             const int lanePlace = lane & 3;
@@ -424,34 +424,34 @@ extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaWs_STAGES_4_SWIZZ
             a[(int)(((unsigned int)h * 4u + (unsigned int)j) * 4u + 3u)] = __float_as_uint(tsk_tf32(tiles[(int)((unsigned int)element + 8u + 544u)]));
           }
         }
-#line 140 "examples/sgemm-wgmma-ws.ts"
+#line 142 "examples/sgemm-wgmma-ws.ts"
         tsk_wgmma_fence();
 #pragma unroll
         for (int j_1 = 0; j_1 < 4; j_1++) {
-#line 141 "examples/sgemm-wgmma-ws.ts"
+#line 143 "examples/sgemm-wgmma-ws.ts"
           tsk_wgmma_m64n256k8_tf32(&acc[0 * 128], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 1], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 2], a[(int)((unsigned int)h * 4u + (unsigned int)j_1) * 4 + 3], tsk_wgmma_desc(&tiles[(int)((unsigned int)s_2 * 256u * 32u + 8u * (unsigned int)j_1)]));
         }
-#line 143 "examples/sgemm-wgmma-ws.ts"
+#line 145 "examples/sgemm-wgmma-ws.ts"
         tsk_wgmma_commit();
-#line 144 "examples/sgemm-wgmma-ws.ts"
+#line 146 "examples/sgemm-wgmma-ws.ts"
         tsk_wgmma_wait<1>();
         tsk_wgmma_hold<32>(a);
-#line 146 "examples/sgemm-wgmma-ws.ts"
+#line 148 "examples/sgemm-wgmma-ws.ts"
         if (kt_1 > 0 && (tid & 31) == 0) {
-#line 147 "examples/sgemm-wgmma-ws.ts"
+#line 149 "examples/sgemm-wgmma-ws.ts"
           tsk_mbarrier_arrive(&empty[(int)((unsigned int)kt_1 + 4u - 1u) % 4]);
         }
       }
     }
-#line 151 "examples/sgemm-wgmma-ws.ts"
+#line 153 "examples/sgemm-wgmma-ws.ts"
     tsk_wgmma_wait<0>();
     tsk_wgmma_keep<128>(acc);
-#line 155 "examples/sgemm-wgmma-ws.ts"
+#line 157 "examples/sgemm-wgmma-ws.ts"
     tsk_mbarrier_arrive(&joined[0]);
-#line 156 "examples/sgemm-wgmma-ws.ts"
+#line 158 "examples/sgemm-wgmma-ws.ts"
     tsk_mbarrier_wait(&joined[0], 0); tsk_fence_proxy_async();
     {
-#line 157 "examples/sgemm-wgmma-ws.ts"
+#line 159 "examples/sgemm-wgmma-ws.ts"
       const int lane_1 = (int)((unsigned int)((int)threadIdx.x) + (unsigned int)((int)blockDim.x) * ((unsigned int)((int)threadIdx.y) + (unsigned int)((int)blockDim.y) * (unsigned int)((int)threadIdx.z))) & 127;
       const int laneGroup_1 = (lane_1 >> 2) & 7;
       const int lanePlace_1 = lane_1 & 3;
@@ -585,41 +585,41 @@ extern "C" __global__ void __launch_bounds__(384, 1) sgemmWgmmaWs_STAGES_4_SWIZZ
       tiles[(int)((unsigned int)element_1 + 8u + 32736u)] = acc[126];
       tiles[(int)((unsigned int)element_1 + 8u + 32868u)] = acc[127];
     }
-#line 158 "examples/sgemm-wgmma-ws.ts"
-    tsk_fence_proxy_async(); tsk_mbarrier_arrive(&joined[0]);
-#line 159 "examples/sgemm-wgmma-ws.ts"
-    tsk_mbarrier_wait(&joined[0], 1); tsk_fence_proxy_async();
 #line 160 "examples/sgemm-wgmma-ws.ts"
-    const int ct = (int)((unsigned int)tid - 128u);
+    tsk_fence_proxy_async(); tsk_mbarrier_arrive(&joined[0]);
 #line 161 "examples/sgemm-wgmma-ws.ts"
+    tsk_mbarrier_wait(&joined[0], 1); tsk_fence_proxy_async();
+#line 162 "examples/sgemm-wgmma-ws.ts"
+    const int ct = (int)((unsigned int)tid - 128u);
+#line 163 "examples/sgemm-wgmma-ws.ts"
 #pragma unroll
     for (int i_1 = 0; i_1 < 32; i_1++) {
-#line 162 "examples/sgemm-wgmma-ws.ts"
-      const int piece_1 = (int)((unsigned int)ct + (unsigned int)i_1 * 256u);
-#line 163 "examples/sgemm-wgmma-ws.ts"
-      const int r_1 = piece_1 >> 5;
 #line 164 "examples/sgemm-wgmma-ws.ts"
-      const int c_1 = (int)((unsigned int)(piece_1 & 31) * 4u);
+      const int piece_1 = (int)((unsigned int)ct + (unsigned int)i_1 * 256u);
 #line 165 "examples/sgemm-wgmma-ws.ts"
+      const int r_1 = piece_1 >> 5;
+#line 166 "examples/sgemm-wgmma-ws.ts"
+      const int c_1 = (int)((unsigned int)(piece_1 & 31) * 4u);
+#line 167 "examples/sgemm-wgmma-ws.ts"
       const float4 vector = *reinterpret_cast<const float4*>(&tiles[(int)((unsigned int)r_1 * 132u + (unsigned int)c_1)]);
       const float x0 = vector.x;
       const float x1 = vector.y;
       const float x2 = vector.z;
       const float x3 = vector.w;
-#line 166 "examples/sgemm-wgmma-ws.ts"
-      const int at = (int)(((unsigned int)m0 + (unsigned int)r_1) * (unsigned int)N + (unsigned int)n0 + (unsigned int)c_1);
 #line 168 "examples/sgemm-wgmma-ws.ts"
+      const int at = (int)(((unsigned int)m0 + (unsigned int)r_1) * (unsigned int)N + (unsigned int)n0 + (unsigned int)c_1);
+#line 170 "examples/sgemm-wgmma-ws.ts"
       if (beta == 0.0f) {
-#line 169 "examples/sgemm-wgmma-ws.ts"
+#line 171 "examples/sgemm-wgmma-ws.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0, alpha * x1, alpha * x2, alpha * x3);
       } else {
-#line 171 "examples/sgemm-wgmma-ws.ts"
+#line 173 "examples/sgemm-wgmma-ws.ts"
         const float4 vector_1 = *reinterpret_cast<const float4*>(&C[at]);
         const float c0 = vector_1.x;
         const float c1 = vector_1.y;
         const float c2 = vector_1.z;
         const float c3 = vector_1.w;
-#line 172 "examples/sgemm-wgmma-ws.ts"
+#line 174 "examples/sgemm-wgmma-ws.ts"
         *reinterpret_cast<float4*>(&C[at]) = make_float4(alpha * x0 + beta * c0, alpha * x1 + beta * c1, alpha * x2 + beta * c2, alpha * x3 + beta * c3);
       }
     }
