@@ -94,7 +94,7 @@ describe("matmul", () => {
     }
   });
 
-  it("takes stream-k on CUDA where its tiles fill the GPU at least once or the next rung's blocks would not fit one wave, with its scratch and block count", () => {
+  it("takes stream-k on CUDA where its tiles fill the GPU at least once or the next rung's blocks would not fit one wave or fill three quarters of it, with its scratch and block count", () => {
     const withStreamK = compileKernelLibrary(["sgemm-streamk.ts", "sgemm-multistage.ts"].map((f) => path.join(packageRoot(), "examples", f)));
     const cpu = new CpuDevice();
     const h100Like = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 132 } }) as CpuDevice;
@@ -105,8 +105,14 @@ describe("matmul", () => {
     // would launch more than 132 blocks (256 of 128×128, 144 of 128×128, 200 of 64×128), not where its 128 blocks of
     // 64×128 make one wave (1024²).
     expect([2048, 1536, 1280, 1024].map((s) => pick(h100Like, s, s, s))).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk", "sgemm-multistage"]);
-    const fewer = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 300 } }) as CpuDevice;
-    expect(pick(fewer, 1536, 1536, 1536)).toBe("sgemm-multistage"); // 144 blocks fit one wave of 300
+    // One wave that leaves more than a quarter of the multiprocessors idle (72 blocks of 64×128 at 768², 32 at 512²):
+    // stream-k, whose 132 blocks share the tiles' k-steps (864 and 256 of them); not where there are fewer steps than
+    // blocks (256²: 2 tiles of 16 steps).
+    expect([768, 512, 256].map((s) => pick(h100Like, s, s, s))).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-multistage"]);
+    const wider = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 160 } }) as CpuDevice;
+    expect(pick(wider, 1536, 1536, 1536)).toBe("sgemm-multistage"); // 144 blocks fill 90 % of one wave of 160
+    const widest = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 300 } }) as CpuDevice;
+    expect(pick(widest, 1536, 1536, 1536)).toBe("sgemm-streamk"); // 144 blocks leave more than half of 300 idle
     expect(pick(h100Like, 4096, 4096 + 128, 4096)).toBe("sgemm-multistage"); // n not a multiple of 256
     expect(pick(cpu, 4096, 4096, 4096)).toBe("sgemm-multistage"); // by name only, off CUDA
     const choice = chooseMatmul(h100Like, withStreamK, { m: 4096, n: 4096, k: 4096, tuning: false });

@@ -525,6 +525,12 @@ export interface MatmulChoice {
   readonly tuned?: TunedEntry;
 }
 
+/**
+ * Below this share of the multiprocessors, a rung's one wave of blocks leaves enough of the GPU idle that stream-k
+ * over the same product wins where it fits (chooseMatmul): 128 blocks of 132 did not (1024³), 72 did (768³).
+ */
+const partialWaveShare = 0.75;
+
 /** The rung and kernel `matmul` would use for a shape on a device. */
 export function chooseMatmul(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice {
   const store = options.tuning === false ? undefined : (options.tuning ?? defaultTuningStore());
@@ -532,10 +538,14 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
   if (tuned) return tuned;
   const { m, n, k } = options;
   // Stream-k where its tiles do not fill the GPU once: taken only if the rung the rule takes next would launch more
-  // blocks than there are multiprocessors (a ragged last wave), which splitting the few tiles' k across every
-  // multiprocessor beats. On the H100 (bench/README.md, "FP32 at the same sizes"): 1536³ 118.9 % of torch.mm FP32
-  // against 72.6 % for multistage's 144 blocks of 128×128, 1280³ 120.4 against 104.0 (200 blocks of 64×128); at 1024³
-  // multistage's 128 blocks (one wave) ran 119.0 against stream-k's 105.4.
+  // blocks than there are multiprocessors (a ragged last wave) or fewer than three quarters of them (a wave that
+  // leaves a quarter of the GPU idle), which splitting the few tiles' k across every multiprocessor beats, and only
+  // where every stream-k block gets a k-step at least. On the H100 (bench/README.md, "FP32 at the same sizes"):
+  // 1536³ 118.9 % of torch.mm FP32 against 72.6 % for multistage's 144 blocks of 128×128, 1280³ 120.4 against 104.0
+  // (200 blocks of 64×128), 768³ 93.7 against 90.8 (72 blocks), 512 × 1024 × 1024 89.5 against 69.6 (64 blocks),
+  // 256 × 512 × 8192 93.6 against 15.2 (16 blocks; bench/results/2026-11-27-fp32-partial-wave-h100-run1.json); at 1024³
+  // multistage's 128 blocks (one wave, 97 % of the multiprocessors) ran 119.0 against stream-k's 105.4.
+  const multiprocessors = multiprocessorsOf(device);
   let fewTiles: MatmulChoice | undefined;
   for (const rung of matmulRungs) {
     if (options.variant && rung.name !== options.variant) continue;
@@ -556,11 +566,14 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     const kernel = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k) && fillsGpu(h)), m, n);
     if (kernel) {
       const blocks = rung.persistent ? 0 : rung.grid(m, n, constantsOf(kernel), streamBlocksFor(device, rung, constantsOf(kernel))).reduce((a, b) => a * b, 1);
-      return fewTiles && blocks > multiprocessorsOf(device) ? fewTiles : { rung, kernel, constants: constantsOf(kernel) };
+      const partialWave = !rung.persistent && blocks < partialWaveShare * multiprocessors;
+      return fewTiles && (blocks > multiprocessors || partialWave) ? fewTiles : { rung, kernel, constants: constantsOf(kernel) };
     }
     if (!options.variant && rung.streamK && !fewTiles) {
       const few = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k)), m, n);
-      if (few) fewTiles = { rung, kernel: few, constants: constantsOf(few) };
+      // Its blocks share the tiles' k-steps: fewer steps than blocks would leave some with nothing to do.
+      const steps = (h: KernelHandle) => { const c = constantsOf(h); return (m / c.BM!) * (n / c.BN!) * (k / c.BK!); };
+      if (few && steps(few) >= streamBlocksFor(device, rung, constantsOf(few))) fewTiles = { rung, kernel: few, constants: constantsOf(few) };
     }
     if (!options.variant) continue;
     if (fitting.length === 0) throw new RangeError(`tskernel: no build of ${rung.name} fits this device's ${device.limits.maxThreadsPerBlock} threads per block`);
