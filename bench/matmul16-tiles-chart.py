@@ -8,7 +8,8 @@ bench/torch-matmul.py report, the percentage of torch.mm in the same type reache
 
 import json
 import sys
-from xml.sax.saxutils import escape
+
+from svg_bars import write_bar_chart
 
 
 def main(argv):
@@ -29,26 +30,11 @@ def main(argv):
                     bars.append((name, best["percentOfTorch16"], rung == chosen))
             if bars:
                 rows.append((f"{label} {dtype}", bars))
-    bar_h, gap, left, width = 14, 10, 150, 520
-    height = 60 + sum(len(b) * bar_h + gap for _, b in rows)
-    scale = width / 110.0
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 140}" height="{height}" font-family="sans-serif" font-size="11">',
-             f'<text x="10" y="20" font-size="14">16-bit GEMM on the H100: % of torch.mm in the same type ({escape(report.get("date", ""))})</text>']
-    x100 = left + 100 * scale
-    parts.append(f'<line x1="{x100:.1f}" y1="30" x2="{x100:.1f}" y2="{height - 10}" stroke="#888" stroke-dasharray="3,3"/>')
-    parts.append(f'<text x="{x100 - 12:.1f}" y="42" fill="#555">100 %</text>')
-    y = 50
-    for label, bars in rows:
-        parts.append(f'<text x="10" y="{y + bar_h * len(bars) / 2 + 4:.1f}">{escape(label)}</text>')
-        for name, percent, chosen in bars:
-            color = "#2b6cb0" if name.startswith("64") else "#a0aec0"
-            parts.append(f'<rect x="{left}" y="{y}" width="{percent * scale:.1f}" height="{bar_h - 2}" fill="{color}"/>')
-            parts.append(f'<text x="{left + percent * scale + 4:.1f}" y="{y + bar_h - 4}">{percent:.1f} % {escape(name)}{" ← matmul()" if chosen else ""}</text>')
-            y += bar_h
-        y += gap
-    parts.append("</svg>")
-    with open(out, "w") as f:
-        f.write("\n".join(parts) + "\n")
+    groups = [
+        (label, [(percent, f"{percent:.1f} % {name}{' ← matmul()' if chosen else ''}", "#2b6cb0" if name.startswith("64") else "#a0aec0") for name, percent, chosen in bars])
+        for label, bars in rows
+    ]
+    write_bar_chart(out, f"16-bit GEMM on the H100: % of torch.mm in the same type ({report.get('date', '')})", groups)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ report of the same run, with the normwise error of each.
 
 import json
 import sys
-from xml.sax.saxutils import escape
+
+from svg_bars import write_bar_chart
 
 RUNG = "sgemm-wgmma-cluster"
 
@@ -36,26 +37,12 @@ def main(argv):
                 bars.append((name, row["percentOfTorchTf32"], row["relativeError"]))
         if bars:
             rows.append(("×".join(str(x) for x in key), bars))
-    bar_h, gap, left, width = 14, 10, 120, 520
-    height = 60 + sum(len(b) * bar_h + gap for _, b in rows)
-    scale = width / 125.0
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 260}" height="{height}" font-family="sans-serif" font-size="11">',
-             f'<text x="10" y="20" font-size="14">TF32 GEMM on the H100: % of torch.mm TF32 ({escape(rounded.get("date", ""))}, {escape(rounded.get("device", ""))})</text>']
-    x100 = left + 100 * scale
-    parts.append(f'<line x1="{x100:.1f}" y1="30" x2="{x100:.1f}" y2="{height - 10}" stroke="#888" stroke-dasharray="3,3"/>')
-    parts.append(f'<text x="{x100 - 12:.1f}" y="42" fill="#555">100 %</text>')
-    y = 50
-    for label, bars in rows:
-        parts.append(f'<text x="10" y="{y + bar_h * len(bars) / 2 + 4:.1f}">{escape(label)}</text>')
-        for name, percent, error in bars:
-            color = "#2b6cb0" if "round" in name else "#a0aec0"
-            parts.append(f'<rect x="{left}" y="{y}" width="{percent * scale:.1f}" height="{bar_h - 2}" fill="{color}"/>')
-            parts.append(f'<text x="{left + percent * scale + 4:.1f}" y="{y + bar_h - 4}">{percent:.1f} % {escape(name)}, error {error:.2e}</text>')
-            y += bar_h
-        y += gap
-    parts.append("</svg>")
-    with open(out, "w") as f:
-        f.write("\n".join(parts) + "\n")
+    groups = [
+        (label, [(percent, f"{percent:.1f} % {name}, error {error:.2e}", "#2b6cb0" if "round" in name else "#a0aec0") for name, percent, error in bars])
+        for label, bars in rows
+    ]
+    title = f"TF32 GEMM on the H100: % of torch.mm TF32 ({rounded.get('date', '')}, {rounded.get('device', '')})"
+    write_bar_chart(out, title, groups, scale_max=125.0, label_width=120, text_width=260)
 
 
 if __name__ == "__main__":
