@@ -105,10 +105,24 @@ describe("matmul", () => {
     // would launch more than 132 blocks (256 of 128×128, 144 of 128×128, 200 of 64×128), not where its 128 blocks of
     // 64×128 make one wave (1024²).
     expect([2048, 1536, 1280, 1024].map((s) => pick(h100Like, s, s, s))).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk", "sgemm-multistage"]);
-    // One wave that leaves more than a quarter of the multiprocessors idle (72 blocks of 64×128 at 768², 32 at 512²):
-    // stream-k, whose 132 blocks share the tiles' k-steps (864 and 256 of them); not where there are fewer steps than
-    // blocks (256²: 2 tiles of 16 steps).
-    expect([768, 512, 256].map((s) => pick(h100Like, s, s, s))).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-multistage"]);
+    // One wave that leaves more than a quarter of the multiprocessors idle (72 blocks of 64×128 at 768², 32 at 512², 8 at
+    // 256²): stream-k where its 132 blocks have k to share (k ≥ 768: 768³, 768 × 256 × 768, 128 × 1024 × 1024,
+    // 256 × 256 × 1024), else below half a wave the register-staged kernel in smaller tiles, the largest that fills half a
+    // wave (640³: 100 blocks of 64×64; 512³ and 256³: 32×32, as no larger tile makes 66 blocks); between half and three
+    // quarters, the rung's own wave (896³: 98 blocks of 64×128; stream-k's 256 columns do not divide 896).
+    expect([[768, 768, 768], [768, 256, 768], [128, 1024, 1024], [256, 256, 1024]].map(([m, n, k]) => pick(h100Like, m!, n!, k!))).toEqual(["sgemm-streamk", "sgemm-streamk", "sgemm-streamk", "sgemm-streamk"]);
+    expect(pick(h100Like, 896, 896, 896)).toBe("sgemm-multistage");
+    const small = (m: number, n: number, k: number) => {
+      const choice = chooseMatmul(h100Like, withStreamK, { m, n, k, tuning: false });
+      return `${choice.rung.name} ${choice.constants.BM}×${choice.constants.BN}`;
+    };
+    expect([small(640, 640, 640), small(512, 512, 512), small(256, 256, 256), small(384, 768, 384), small(1024, 512, 512)]).toEqual([
+      "sgemm-register-staged 64×64",
+      "sgemm-register-staged 32×32",
+      "sgemm-register-staged 32×32",
+      "sgemm-register-staged 64×64",
+      "sgemm-register-staged 64×64",
+    ]);
     const wider = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 160 } }) as CpuDevice;
     expect(pick(wider, 1536, 1536, 1536)).toBe("sgemm-multistage"); // 144 blocks fill 90 % of one wave of 160
     const widest = Object.create(cpu, { backend: { value: "cuda" }, multiprocessors: { value: 300 } }) as CpuDevice;

@@ -526,10 +526,25 @@ export interface MatmulChoice {
 }
 
 /**
- * Below this share of the multiprocessors, a rung's one wave of blocks leaves enough of the GPU idle that stream-k
- * over the same product wins where it fits (chooseMatmul): 128 blocks of 132 did not (1024³), 72 did (768³).
+ * Below this share of the multiprocessors, a rung's one wave of blocks leaves enough of the GPU idle that another
+ * build wins (chooseMatmul's partial waves): 128 blocks of 132 did not (1024³), 96 did (1024 × 768 × 1024).
  */
 const partialWaveShare = 0.75;
+
+/**
+ * In a partial wave, stream-k needs k to share among its blocks: k of at least this many elements (chooseMatmul).
+ * H100 (bench/README.md, "FP32 at the same sizes"): 768 × 256 × 768 74.4 % of torch.mm FP32 against 58.3 for the best
+ * register-staged build, 128 × 1024 × 1024 65.8 against 41.8; at k = 512, 512³ 69.1 against 77.7 and 1024 × 512 × 512
+ * 77.8 against 97.9.
+ */
+const streamKLongK = 768;
+
+/**
+ * Below this share of the multiprocessors (and where stream-k does not take the product), the register-staged kernel in
+ * smaller tiles beats the rung's one short wave: 1024 × 512 × 512 97.9 % against multistage's 64 blocks' 80.4; not
+ * 896³, where multistage's 98 blocks ran 90.7 against 69.6.
+ */
+const smallProductShare = 0.5;
 
 /** The rung and kernel `matmul` would use for a shape on a device. */
 export function chooseMatmul(device: Device, library: KernelLibrary, options: MatmulOptions): MatmulChoice {
@@ -537,16 +552,18 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
   const tuned = store && tunedChoice(device, library, options, store);
   if (tuned) return tuned;
   const { m, n, k } = options;
-  // Stream-k where its tiles do not fill the GPU once: taken only if the rung the rule takes next would launch more
-  // blocks than there are multiprocessors (a ragged last wave) or fewer than three quarters of them (a wave that
-  // leaves a quarter of the GPU idle), which splitting the few tiles' k across every multiprocessor beats, and only
-  // where every stream-k block gets a k-step at least. On the H100 (bench/README.md, "FP32 at the same sizes"):
-  // 1536³ 118.9 % of torch.mm FP32 against 72.6 % for multistage's 144 blocks of 128×128, 1280³ 120.4 against 104.0
-  // (200 blocks of 64×128), 768³ 93.7 against 90.8 (72 blocks), 512 × 1024 × 1024 89.5 against 69.6 (64 blocks),
-  // 256 × 512 × 8192 93.6 against 15.2 (16 blocks; bench/results/2026-11-27-fp32-partial-wave-h100-run1.json); at 1024³
-  // multistage's 128 blocks (one wave, 97 % of the multiprocessors) ran 119.0 against stream-k's 105.4.
+  // FP32 products that do not fill the GPU (on CUDA). Where the rung the rule takes would launch more blocks than there
+  // are multiprocessors (a ragged last wave), stream-k splits its few tiles' k across every multiprocessor (where each
+  // block gets a k-step). Where it would launch fewer than three quarters of them (a wave that leaves the rest idle),
+  // stream-k if there is k to share (k ≥ streamKLongK), else, below half of them, the register-staged kernel in smaller
+  // tiles, for more blocks (smallProductChoice). On the H100 (bench/README.md, "FP32 at the same sizes"): 1536³ 118.9 %
+  // of torch.mm FP32 against 72.6 % for multistage's 144 blocks of 128×128, 1280³ 120.4 against 104.0 (200 blocks of
+  // 64×128), 768³ 93.7 against 90.8 (72 blocks), 512 × 1024 × 1024 89.5 against 69.6 (64 blocks), 256 × 512 × 8192 93.6
+  // against 15.2 (16 blocks); 640³ 92.6 (register-staged 64×64) against 75.8 (50 blocks), 256³ 82.1 (register-staged
+  // 32×32) against 63.0; at 1024³ multistage's 128 blocks (one wave, 97 % of the multiprocessors) ran 119.0 against
+  // stream-k's 105.4.
   const multiprocessors = multiprocessorsOf(device);
-  let fewTiles: MatmulChoice | undefined;
+  let fewTiles: { readonly choice: MatmulChoice; readonly stepsPerBlock: number } | undefined;
   for (const rung of matmulRungs) {
     if (options.variant && rung.name !== options.variant) continue;
     if (!options.variant && rung.notOnWebgpu && device.backend === "webgpu") continue;
@@ -565,22 +582,46 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
       .filter((h) => kernelFits(h.description, device.limits));
     const kernel = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k) && fillsGpu(h)), m, n);
     if (kernel) {
-      const blocks = rung.persistent ? 0 : rung.grid(m, n, constantsOf(kernel), streamBlocksFor(device, rung, constantsOf(kernel))).reduce((a, b) => a * b, 1);
-      const partialWave = !rung.persistent && blocks < partialWaveShare * multiprocessors;
-      return fewTiles && (blocks > multiprocessors || partialWave) ? fewTiles : { rung, kernel, constants: constantsOf(kernel) };
+      const choice = { rung, kernel, constants: constantsOf(kernel) };
+      // The FP32 rungs after stream-k, on CUDA, by the rule: see "FP32 products that do not fill the GPU" above.
+      if (options.variant || device.backend !== "cuda" || rung.persistent || rung.streamK || rung.precision || rung.dtype) return choice;
+      const blocks = rung.grid(m, n, choice.constants).reduce((a, b) => a * b, 1);
+      if (blocks > multiprocessors) return fewTiles && fewTiles.stepsPerBlock >= 1 ? fewTiles.choice : choice;
+      if (blocks >= partialWaveShare * multiprocessors) return choice;
+      if (fewTiles && k >= streamKLongK) return fewTiles.choice;
+      if (blocks >= smallProductShare * multiprocessors) return choice;
+      return smallProductChoice(device, library, options, blocks) ?? choice;
     }
     if (!options.variant && rung.streamK && !fewTiles) {
       const few = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k)), m, n);
-      // Its blocks share the tiles' k-steps: fewer steps than blocks would leave some with nothing to do.
-      const steps = (h: KernelHandle) => { const c = constantsOf(h); return (m / c.BM!) * (n / c.BN!) * (k / c.BK!); };
-      if (few && steps(few) >= streamBlocksFor(device, rung, constantsOf(few))) fewTiles = { rung, kernel: few, constants: constantsOf(few) };
+      // Its blocks share the tiles' k-steps (BM×BN×BK each).
+      const stepsPerBlock = (h: KernelHandle) => { const c = constantsOf(h); return ((m / c.BM!) * (n / c.BN!) * (k / c.BK!)) / streamBlocksFor(device, rung, c); };
+      if (few) fewTiles = { choice: { rung, kernel: few, constants: constantsOf(few) }, stepsPerBlock: stepsPerBlock(few) };
     }
     if (!options.variant) continue;
     if (fitting.length === 0) throw new RangeError(`tskernel: no build of ${rung.name} fits this device's ${device.limits.maxThreadsPerBlock} threads per block`);
     throw new RangeError(`tskernel: ${rung.name} needs m, n, k to be multiples of ${rung.multiples!(constantsOf(fitting[0]!)).join(", ")}; got ${m}, ${n}, ${k}`);
   }
-  if (fewTiles) return fewTiles;
+  if (fewTiles) return fewTiles.choice;
   throw new Error("tskernel: no matmul kernel in the library handles this shape (compile examples/sgemm.ts and examples/sgemm-blocktiling.ts)");
+}
+
+/**
+ * The register-staged kernel for an FP32 product whose rung would fill less than half a wave (`blocks` of them) and
+ * that stream-k does not take: its build in the largest tile that fills half a wave, else in the tile with the most
+ * blocks, where that makes more blocks than `blocks` and the library holds one that fits. On the H100 (bench/README.md,
+ * "FP32 at the same sizes"): 640³ 92.8 % of torch.mm FP32 in 64×64 tiles (100 blocks) against 74.6 in 32×32, 384 × 768 ×
+ * 384 88.0 (72 blocks) against 76.5; 512³ 73.7 in 32×32 (256 blocks) against 71.9 in 64×64 (64), 256³ 84.2 (64) against 78.9.
+ */
+function smallProductChoice(device: Device, library: KernelLibrary, { m, n, k }: MatmulOptions, blocks: number): MatmulChoice | undefined {
+  const rung = matmulRungs.find((r) => r.name === "sgemm-register-staged")!;
+  const blocksOf = (h: KernelHandle) => rung.grid(m, n, constantsOf(h)).reduce((a, b) => a * b, 1);
+  const builds = library.kernels
+    .filter((h) => h.description.name === rung.kernel && belongsTo(rung, constantsOf(h)) && kernelFits(h.description, device.limits) && shapeFits(rung, constantsOf(h), m, n, k))
+    .sort((a, b) => tileArea(b) - tileArea(a) || blockThreads(b) - blockThreads(a));
+  const half = multiprocessorsOf(device) / 2;
+  const kernel = builds.find((h) => blocksOf(h) >= half) ?? [...builds].sort((a, b) => blocksOf(b) - blocksOf(a))[0];
+  return kernel && blocksOf(kernel) > blocks ? { rung, kernel, constants: constantsOf(kernel) } : undefined;
 }
 
 /**
