@@ -43,7 +43,7 @@ export const torchRungs: readonly string[] = [
   "hgemm-mma-guarded-f16",
   "hgemm-tiled",
   "hgemm-tiled-f16",
-  // TF32 (tensor cores), timed against torch.mm with TF32 on; the rounding rung with torch's error.
+  // TF32 (tensor cores), timed against torch.mm with TF32 on.
   "sgemm-wgmma-cluster",
   "sgemm-wgmma-ws",
   "sgemm-wgmma",
@@ -94,7 +94,7 @@ export interface PlanCandidate {
   /** The clustered TF32 rung takes B's tensor map after A's, as this parameter, in boxes of this size. */
   readonly tensorMapB?: { readonly param: string } & TensorMapBox;
   /** The 16-bit rungs take B's and C's tensor maps after A's, as these parameters, in boxes of these sizes. */
-  readonly tensorMapsBC?: { readonly B: { readonly param: string; readonly boxRows: number; readonly boxCols: number }; readonly C: { readonly param: string; readonly boxRows: number; readonly boxCols: number } };
+  readonly tensorMapsBC?: { readonly B: { readonly param: string } & TensorMapBox; readonly C: { readonly param: string } & TensorMapBox };
 }
 
 export interface PlanShape {

@@ -385,7 +385,6 @@ const clusterRung: Rung = {
   search: searchWgmmaCluster,
   notOnWebgpu: "WebGPU has no matrix operations or clusters (TSK3048, TSK3167)",
 };
-const { search: _clusterSearch, ...clusterShape } = clusterRung;
 
 /**
  * The ladder, fastest first: the fixed rule takes the first rung that fits the shape and the device (and the
@@ -570,22 +569,18 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
     if (!options.variant && !precisionAllows(options, rung)) continue;
     if (!options.variant && !dtypeAllows(options, rung)) continue;
     if (!options.variant && !archAllows(device, rung)) continue;
-    if (!options.variant && rung.ruleTakes && !rung.ruleTakes(m, n, k, multiprocessorsOf(device))) continue;
+    if (!options.variant && rung.ruleTakes && !rung.ruleTakes(m, n, k, multiprocessors)) continue;
     // Stream-k by the rule only on CUDA (the CPU backend runs it when asked for by name; WebGPU lacks its fence),
     // and where its tiles fill the GPU at least once (else see fewTiles above).
     if (!options.variant && rung.streamK && device.backend !== "cuda") continue;
     const fillsGpu = (h: KernelHandle) => !rung.streamK || options.variant !== undefined || rung.grid(m, n, constantsOf(h))[0] >= streamBlocksFor(device, rung, constantsOf(h));
-    // Bigger tiles first (BLOCKSIZE 32 before 16, 128×128 before 64×128), as long as the device can run them.
-    const fitting = library.kernels
-      .filter((h) => h.description.name === rung.kernel && belongsTo(rung, constantsOf(h)))
-      .sort((a, b) => tileArea(b) - tileArea(a) || blockThreads(b) - blockThreads(a))
-      .filter((h) => kernelFits(h.description, device.limits));
+    const fitting = rungBuilds(device, library, rung);
     const kernel = preferEnoughBlocks(rung, fitting.filter((h) => shapeFits(rung, constantsOf(h), m, n, k) && fillsGpu(h)), m, n);
     if (kernel) {
       const choice = { rung, kernel, constants: constantsOf(kernel) };
       // The FP32 rungs after stream-k, on CUDA, by the rule: see "FP32 products that do not fill the GPU" above.
       if (options.variant || device.backend !== "cuda" || rung.persistent || rung.streamK || rung.precision || rung.dtype) return choice;
-      const blocks = rung.grid(m, n, choice.constants).reduce((a, b) => a * b, 1);
+      const blocks = blockCount(rung, kernel, m, n);
       if (blocks > multiprocessors) return fewTiles && fewTiles.stepsPerBlock >= 1 ? fewTiles.choice : choice;
       if (blocks >= partialWaveShare * multiprocessors) return choice;
       if (fewTiles && k >= streamKLongK) return fewTiles.choice;
@@ -615,13 +610,9 @@ export function chooseMatmul(device: Device, library: KernelLibrary, options: Ma
  */
 function smallProductChoice(device: Device, library: KernelLibrary, { m, n, k }: MatmulOptions, blocks: number): MatmulChoice | undefined {
   const rung = matmulRungs.find((r) => r.name === "sgemm-register-staged")!;
-  const blocksOf = (h: KernelHandle) => rung.grid(m, n, constantsOf(h)).reduce((a, b) => a * b, 1);
-  const builds = library.kernels
-    .filter((h) => h.description.name === rung.kernel && belongsTo(rung, constantsOf(h)) && kernelFits(h.description, device.limits) && shapeFits(rung, constantsOf(h), m, n, k))
-    .sort((a, b) => tileArea(b) - tileArea(a) || blockThreads(b) - blockThreads(a));
-  const half = multiprocessorsOf(device) / 2;
-  const kernel = builds.find((h) => blocksOf(h) >= half) ?? [...builds].sort((a, b) => blocksOf(b) - blocksOf(a))[0];
-  return kernel && blocksOf(kernel) > blocks ? { rung, kernel, constants: constantsOf(kernel) } : undefined;
+  const builds = rungBuilds(device, library, rung).filter((h) => shapeFits(rung, constantsOf(h), m, n, k));
+  const kernel = preferEnoughBlocks(rung, builds, m, n, smallProductShare * multiprocessorsOf(device));
+  return kernel && blockCount(rung, kernel, m, n) > blocks ? { rung, kernel, constants: constantsOf(kernel) } : undefined;
 }
 
 /**
@@ -692,10 +683,23 @@ function precisionAllows(options: MatmulOptions, rung: Rung): boolean {
  */
 const minimumBlocks = 128;
 
-/** Of builds sorted largest tile first, the first whose grid has enough blocks, else the one with the most. */
-function preferEnoughBlocks(rung: Rung, builds: readonly KernelHandle[], m: number, n: number): KernelHandle | undefined {
-  const blocks = (h: KernelHandle) => rung.grid(m, n, constantsOf(h)).reduce((a, b) => a * b, 1);
-  return builds.find((h) => blocks(h) >= minimumBlocks) ?? [...builds].sort((a, b) => blocks(b) - blocks(a))[0];
+/** The library's builds of a rung that the device can run, bigger tiles first (BLOCKSIZE 32 before 16, 128×128 before 64×128). */
+function rungBuilds(device: Device, library: KernelLibrary, rung: Rung): KernelHandle[] {
+  return library.kernels
+    .filter((h) => h.description.name === rung.kernel && belongsTo(rung, constantsOf(h)))
+    .sort((a, b) => tileArea(b) - tileArea(a) || blockThreads(b) - blockThreads(a))
+    .filter((h) => kernelFits(h.description, device.limits));
+}
+
+/** The blocks of a build's grid for an m×n product (a stream-k build's tiles, without its stream blocks). */
+function blockCount(rung: Rung, build: KernelHandle, m: number, n: number): number {
+  return rung.grid(m, n, constantsOf(build)).reduce((a, b) => a * b, 1);
+}
+
+/** Of builds sorted largest tile first, the first whose grid has `enough` blocks, else the one with the most. */
+function preferEnoughBlocks(rung: Rung, builds: readonly KernelHandle[], m: number, n: number, enough = minimumBlocks): KernelHandle | undefined {
+  const blocks = (h: KernelHandle) => blockCount(rung, h, m, n);
+  return builds.find((h) => blocks(h) >= enough) ?? [...builds].sort((a, b) => blocks(b) - blocks(a))[0];
 }
 
 function tileArea(handle: KernelHandle): number {
