@@ -14,6 +14,7 @@
 
 import { bf16Bits, bf16FromBits, f16Bits, f16FromBits } from "../compiler/lang/float16.ts";
 import { createCudaDevice, loadKernelLibrary, matmul, matmulTolerance16, type Device, type KernelLibrary } from "../runtime/index.ts";
+import { productElement, sampledNormwiseError } from "./sampled-error.ts";
 
 async function run(device: Device, library: KernelLibrary, dtype: "bf16" | "f16", [m, n, k]: readonly [number, number, number], alpha: number, beta: number) {
   const [encode, decode] = dtype === "bf16" ? [bf16Bits, bf16FromBits] : [f16Bits, f16FromBits];
@@ -26,22 +27,13 @@ async function run(device: Device, library: KernelLibrary, dtype: "bf16" | "f16"
   const got = (await device.read(C, { bits: true })) as Uint16Array;
   const a = Array.from(aBits, decode);
   const b = Array.from(bBits, decode);
-  let num = 0;
-  let den = 0;
-  let nonFinite = 0;
-  const step = m >= 2048 ? 31 : 1;
-  for (let i = 0; i < m; i += step) {
-    for (let j = 0; j < n; j++) {
-      let sum = 0;
-      for (let p = 0; p < k; p++) sum += a[i * k + p]! * b[p * n + j]!;
-      const reference = alpha * sum + (beta === 0 ? 0 : beta * decode(cBits[i * n + j]!));
-      const value = decode(got[i * n + j]!);
-      if (!Number.isFinite(value)) nonFinite++;
-      num += (value - reference) ** 2;
-      den += reference ** 2;
-    }
-  }
-  const error = Math.sqrt(num / den);
+  const { error, nonFinite } = sampledNormwiseError(
+    m,
+    n,
+    m >= 2048 ? 31 : 1,
+    (i, j) => alpha * productElement(a, b, n, k, i, j) + (beta === 0 ? 0 : beta * decode(cBits[i * n + j]!)),
+    (i, j) => decode(got[i * n + j]!),
+  );
   // The large tiles where they occupy at least three quarters of the multiprocessors, else the small ones (matmul16.ts).
   const multiprocessors = (device as Device & { readonly multiprocessors?: number }).multiprocessors ?? 1;
   const large = 4 * Math.ceil(m / 128) * Math.ceil(n / 256) >= 3 * multiprocessors;

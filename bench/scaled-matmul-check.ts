@@ -13,6 +13,7 @@ import { float8Decode, float8Formats } from "../compiler/lang/float8.ts";
 import { createCudaDevice, loadKernelLibrary } from "../runtime/index.ts";
 import { matmulTolerance16 } from "../runtime/matmul/matmul16.ts";
 import { scaledMatmul, type ScaledMatmulVariantName } from "../runtime/matmul/scaled-matmul.ts";
+import { sampledNormwiseError } from "./sampled-error.ts";
 
 const { exponentBits, mantissaBits, infinities } = float8Formats.e4m3;
 const e4m3 = (code: number) => float8Decode(code, exponentBits, mantissaBits, infinities);
@@ -40,22 +41,20 @@ async function main(): Promise<void> {
     const got = (await device.read(C, { bits: true })) as Uint16Array;
     const a = Float64Array.from(aCodes, e4m3);
     const bt = Float64Array.from(btCodes, e4m3);
-    // Normwise relative error over sampled rows (every column), against float64.
-    let num = 0;
-    let den = 0;
-    let nonFinite = 0;
-    for (let i = 0; i < m; i += m > 1024 ? 13 : 1) {
-      for (let j = 0; j < n; j++) {
-        let sum = 0;
-        for (let p = 0; p < k; p++) sum += a[i * k + p]! * bt[j * k + p]!;
-        const want = scaleA * scaleB * sum + (beta === 0 ? 0 : beta * bf16FromBits(bf16Bits(old[i * n + j]!)));
-        const value = bf16FromBits(got[i * n + j]!);
-        if (!Number.isFinite(value)) nonFinite++;
-        num += (value - want) ** 2;
-        den += want ** 2;
-      }
-    }
-    const error = Math.sqrt(num / den);
+    // Normwise relative error over sampled rows (every column), against float64; Bᵀ is n×k, so A·B's element (i, j)
+    // is row i of A against row j of Bᵀ.
+    const rowDot = (i: number, j: number) => {
+      let sum = 0;
+      for (let p = 0; p < k; p++) sum += a[i * k + p]! * bt[j * k + p]!;
+      return sum;
+    };
+    const { error, nonFinite } = sampledNormwiseError(
+      m,
+      n,
+      m > 1024 ? 13 : 1,
+      (i, j) => scaleA * scaleB * rowDot(i, j) + (beta === 0 ? 0 : beta * bf16FromBits(bf16Bits(old[i * n + j]!))),
+      (i, j) => bf16FromBits(got[i * n + j]!),
+    );
     const bound = matmulTolerance16("bf16", k);
     results.push({ m, n, k, beta, variant: variant ?? null, ran, normwiseRelative: error, bound, nonFinite, pass: ran === expected && nonFinite === 0 && error <= bound });
   }

@@ -11,6 +11,7 @@
  */
 
 import { createCudaDevice, loadKernelLibrary, matmul, matmulTolerance } from "../runtime/index.ts";
+import { productElement, sampledNormwiseError } from "./sampled-error.ts";
 
 async function main(): Promise<void> {
   const dir = process.argv[2] ?? "kernels-cubin";
@@ -25,20 +26,7 @@ async function main(): Promise<void> {
     const rung = await matmul(device, library, device.createBuffer(A), device.createBuffer(B), C, { m, n, k, tuning: false, precision: "tf32" });
     const got = (await device.read(C)) as Float32Array;
     // Normwise relative error against float64 over a sample of rows (all columns).
-    let num = 0;
-    let den = 0;
-    let nonFinite = 0;
-    for (let i = 0; i < m; i += m >= 4096 ? 61 : 7) {
-      for (let j = 0; j < n; j++) {
-        let sum = 0;
-        for (let p = 0; p < k; p++) sum += A[i * k + p]! * B[p * n + j]!;
-        const value = got[i * n + j]!;
-        if (!Number.isFinite(value)) nonFinite++;
-        num += (value - sum) ** 2;
-        den += sum ** 2;
-      }
-    }
-    const error = Math.sqrt(num / den);
+    const { error, nonFinite } = sampledNormwiseError(m, n, m >= 4096 ? 61 : 7, (i, j) => productElement(A, B, n, k, i, j), (i, j) => got[i * n + j]!);
     results.push({ m, n, k, rung, normwiseRelative: error, tolerance: matmulTolerance("tf32", k), nonFinite, pass: rung === expected(n) && nonFinite === 0 && error <= matmulTolerance("tf32", k) });
   }
   console.log(JSON.stringify({ device: device.name, date: new Date().toISOString(), results }, null, 1));

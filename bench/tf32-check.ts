@@ -14,24 +14,11 @@
 
 import { chooseMatmul, createCudaDevice, loadKernelLibrary, matmul, matmulTolerance, type Device, type KernelLibrary } from "../runtime/index.ts";
 import { matmulLaunch } from "../runtime/matmul/matmul.ts";
+import { productElement, sampledNormwiseError } from "./sampled-error.ts";
 
-/** Normwise relative error of C against float64 over every `step`-th row (all columns), and its non-finite count. */
-function errorOf(A: Float32Array, B: Float32Array, got: Float32Array, m: number, n: number, k: number): { error: number; nonFinite: number } {
-  let num = 0;
-  let den = 0;
-  let nonFinite = 0;
-  const step = m >= 4096 ? 61 : 7;
-  for (let i = 0; i < m; i += step) {
-    for (let j = 0; j < n; j++) {
-      let sum = 0;
-      for (let p = 0; p < k; p++) sum += A[i * k + p]! * B[p * n + j]!;
-      const value = got[i * n + j]!;
-      if (!Number.isFinite(value)) nonFinite++;
-      num += (value - sum) ** 2;
-      den += sum ** 2;
-    }
-  }
-  return { error: Math.sqrt(num / den), nonFinite };
+/** Normwise relative error of C against float64 over a sample of rows (all columns), and its non-finite count. */
+function errorOf(A: Float32Array, B: Float32Array, got: Float32Array, m: number, n: number, k: number) {
+  return sampledNormwiseError(m, n, m >= 4096 ? 61 : 7, (i, j) => productElement(A, B, n, k, i, j), (i, j) => got[i * n + j]!);
 }
 
 /** The error of two inputs rounded to TF32 on these inputs lies near 2.6e-4; one truncated input's near 4.2e-4. */
